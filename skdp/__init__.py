@@ -1,0 +1,17 @@
+"""skdp: differentially private estimators for scikit-learn.
+
+Subpackages
+-----------
+accounting
+    Exact Gaussian-DP accounting and the :class:`~skdp.accounting.BudgetAccountant`.
+mechanisms
+    Random generators, Gaussian noise, workloads and correlated noise.
+clipping
+    Row clipping, per-example gradient clip factors, DP-STAT.
+"""
+
+__version__ = "0.1.0.dev0"
+
+from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning  # noqa: E402
+
+__all__ = ["BudgetExceededError", "PrivacyLeakWarning", "__version__"]

@@ -1,0 +1,5 @@
+import sys
+
+from skdp.cli import main
+
+sys.exit(main())

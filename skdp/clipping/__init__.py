@@ -1,0 +1,30 @@
+"""Clipping: rows, per-example gradients of linear models, DP-STAT thresholds.
+
+Nothing here draws a bound from the data: bounds are parameters, and the one
+data-dependent threshold (DP-STAT) is paid for with budget.
+"""
+
+from skdp.clipping._clip import (
+    clip_factors,
+    clip_rows,
+    clipped_gradient_sum,
+    gradient_clip_factors,
+    logistic_loss_residuals,
+    scale_from_second_moment,
+    scale_then_privatize,
+    squared_loss_residuals,
+)
+from skdp.clipping._dp_stat import dp_stat, dp_stat_n_levels
+
+__all__ = [
+    "clip_factors",
+    "clip_rows",
+    "clipped_gradient_sum",
+    "dp_stat",
+    "dp_stat_n_levels",
+    "gradient_clip_factors",
+    "logistic_loss_residuals",
+    "scale_from_second_moment",
+    "scale_then_privatize",
+    "squared_loss_residuals",
+]

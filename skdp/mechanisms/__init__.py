@@ -1,0 +1,41 @@
+"""Randomness, Gaussian noise, workloads and correlated noise.
+
+Every draw of randomness in skdp goes through :func:`make_rng`; estimators
+never hold global random state.
+"""
+
+from skdp.mechanisms._noise_shaping import (
+    SHAPINGS,
+    CorrelatedNoise,
+    correlated_noise,
+    noise_shaping_matrix,
+    sensitivity_factor,
+    toeplitz_coefficients,
+    toeplitz_sensitivity_factor,
+)
+from skdp.mechanisms._random import (
+    gaussian_noise,
+    is_secure_mode,
+    make_rng,
+    secure_mode,
+    set_secure_mode,
+)
+from skdp.mechanisms._workloads import WORKLOADS, WorkloadStream, workload_matrix
+
+__all__ = [
+    "SHAPINGS",
+    "WORKLOADS",
+    "CorrelatedNoise",
+    "WorkloadStream",
+    "correlated_noise",
+    "gaussian_noise",
+    "is_secure_mode",
+    "make_rng",
+    "noise_shaping_matrix",
+    "secure_mode",
+    "sensitivity_factor",
+    "set_secure_mode",
+    "toeplitz_coefficients",
+    "toeplitz_sensitivity_factor",
+    "workload_matrix",
+]

@@ -1,0 +1,380 @@
+"""Noise-shaping matrices for the matrix-factorization mechanism.
+
+The private estimate of a workload ``A X`` is ``A (X + C^{-1} Z)`` with Z
+i.i.d. Gaussian: the noise added to the stream at step t is ``[C^{-1} Z]_t``.
+Under single participation and replace-one adjacency, a row of L2 norm at most
+``zeta`` changes ``C X`` by at most ``2 zeta`` times the largest column norm of
+C (papers/003, Theorem 1.1; papers/000, eq. 2), so Z needs std
+``2 zeta max_j ||C[:, j]|| / mu`` for mu-GDP.
+
+Families (C lower triangular, n the horizon):
+
+- ``'identity'``: C = I, independent noise (DP-SGD).
+- ``'sqrt'``: C = E_1^{1/2}, the square root of the prefix-sum matrix. Toeplitz
+  with the coefficients of (1 - x)^{-1/2}: 1, 1/2, 3/8, 5/16, ...; C^{-1} has
+  those of (1 - x)^{1/2}: 1, -1/2, -1/8, -1/16, ...
+- ``'nu'``: C^{-1} is Toeplitz with the nu-DP-FTRL coefficients of papers/003,
+  eq. (7), ``beta_t = (-1)^t binom(1/2, t) (1 - nu)^t``; C has those of
+  (1 - (1 - nu) x)^{-1/2}. ``nu = 0`` is ``'sqrt'``.
+- ``'workload_sqrt'``: the principal square root of a given workload matrix
+  (papers/000, C = A^{1/2}).
+- a user matrix: any square, lower-triangular, invertible C.
+
+The Toeplitz families need no horizon to generate noise. Their coefficients
+come from ratio recursions (``c_t = c_{t-1} (2t - 1) / (2t) * (1 - nu)``),
+which neither overflow nor produce NaN at any length.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg import matmul_toeplitz, solve_triangular, sqrtm
+from scipy.special import ellipk
+
+__all__ = [
+    "CorrelatedNoise",
+    "SHAPINGS",
+    "correlated_noise",
+    "noise_shaping_matrix",
+    "sensitivity_factor",
+    "toeplitz_coefficients",
+    "toeplitz_sensitivity_factor",
+]
+
+SHAPINGS = ("identity", "sqrt", "nu", "workload_sqrt")
+
+
+def _check_nu(nu) -> float:
+    if nu is None:
+        raise ValueError("The 'nu' noise shaping needs nu in [0, 1).")
+    nu = float(nu)
+    if not (0.0 <= nu < 1.0):
+        raise ValueError(f"nu must be in [0, 1), got {nu}.")
+    return nu
+
+
+def toeplitz_coefficients(n: int, nu: float = 0.0, *, inverse: bool = False) -> np.ndarray:
+    """First column of the Toeplitz noise-shaping matrix C (or of C^{-1}).
+
+    Parameters
+    ----------
+    n : int
+        Number of coefficients, >= 1.
+    nu : float, default=0.0
+        Damping in [0, 1); 0 gives the square root of the prefix-sum matrix.
+    inverse : bool, default=False
+        If True, return the coefficients of C^{-1}, i.e. the nu-DP-FTRL
+        ``beta_t = (-1)^t binom(1/2, t) (1 - nu)^t`` of papers/003, eq. (7).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import toeplitz_coefficients
+    >>> toeplitz_coefficients(4)
+    array([1.    , 0.5   , 0.375 , 0.3125])
+    >>> toeplitz_coefficients(4, inverse=True)
+    array([ 1.    , -0.5   , -0.125 , -0.0625])
+    """
+    nu = _check_nu(nu)
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}.")
+    t = np.arange(1, int(n))
+    # Ratios of consecutive binomial coefficients: binom(-1/2, t) (-1)^t has
+    # ratio (t - 1/2) / t, binom(1/2, t) (-1)^t has ratio (t - 3/2) / t.
+    ratio = ((t - 1.5) if inverse else (t - 0.5)) / t * (1.0 - nu)
+    return np.concatenate([[1.0], np.cumprod(ratio)])
+
+
+def toeplitz_sensitivity_factor(nu: float = 0.0, n: int | None = None) -> float:
+    """Largest column norm of the Toeplitz C of the ``'sqrt'``/``'nu'`` family.
+
+    For a lower-triangular Toeplitz matrix every column is a prefix of the
+    first, so the largest column norm is ``sqrt(sum_{t<n} c_t**2)``.
+
+    Parameters
+    ----------
+    nu : float, default=0.0
+    n : int or None, default=None
+        Horizon. None gives the bound for an unbounded stream, finite for
+        ``nu > 0``: ``sum_t c_t**2 = (2/pi) K((1 - nu)**2)`` with K the
+        complete elliptic integral of the first kind (parameter m), because
+        ``c_t = binom(2t, t) 4^{-t} (1 - nu)^t``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import toeplitz_sensitivity_factor
+    >>> round(toeplitz_sensitivity_factor(0.0, n=2), 4)
+    1.118
+    >>> round(toeplitz_sensitivity_factor(0.5), 4)
+    1.0359
+    """
+    nu = _check_nu(nu)
+    if n is None:
+        if nu == 0.0:
+            raise ValueError("With nu = 0 the column norm grows like sqrt(log n): "
+                             "a horizon n is needed.")
+        return math.sqrt(2.0 / math.pi * ellipk((1.0 - nu) ** 2))
+    c = toeplitz_coefficients(n, nu)
+    return float(np.sqrt(np.sum(c * c)))
+
+
+def _validate_user_matrix(C) -> np.ndarray:
+    C = np.asarray(C, dtype=float)
+    if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] == 0:
+        raise ValueError(f"A noise-shaping matrix must be square, got shape {C.shape}.")
+    if not np.all(np.isfinite(C)):
+        raise ValueError("A noise-shaping matrix must be finite.")
+    if np.any(np.triu(C, 1) != 0.0):
+        raise ValueError("A noise-shaping matrix must be lower triangular (causal noise).")
+    diag = np.abs(np.diag(C))
+    if np.any(diag <= 1e-12 * max(diag.max(), 1.0)):
+        raise ValueError("A noise-shaping matrix must be invertible (nonzero diagonal).")
+    return C
+
+
+def noise_shaping_matrix(kind, n: int | None = None, *, nu: float | None = None,
+                         workload=None) -> np.ndarray:
+    """Dense lower-triangular noise-shaping matrix C.
+
+    Parameters
+    ----------
+    kind : {'identity', 'sqrt', 'nu', 'workload_sqrt'} or array-like
+        A family (see the module notes) or a user matrix, which is validated
+        (square, lower triangular, invertible) and returned as a float array.
+    n : int, optional
+        Horizon; required for the families other than ``'workload_sqrt'``
+        (whose horizon is that of the workload).
+    nu : float, optional
+        For ``'nu'``, in [0, 1).
+    workload : array-like of shape (n, n), optional
+        For ``'workload_sqrt'``: a lower-triangular workload with positive
+        diagonal, e.g. from :func:`~skdp.mechanisms.workload_matrix`.
+
+    Returns
+    -------
+    C : ndarray of shape (n, n)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms import noise_shaping_matrix, workload_matrix
+    >>> C = noise_shaping_matrix("sqrt", 50)
+    >>> bool(np.allclose(C @ C, workload_matrix("prefix", 50)))
+    True
+    """
+    if not isinstance(kind, str):
+        return _validate_user_matrix(kind)
+    if kind not in SHAPINGS:
+        raise ValueError(f"Unknown noise shaping {kind!r}; choose one of {SHAPINGS} or pass a matrix.")
+    if kind == "workload_sqrt":
+        if workload is None:
+            raise ValueError("'workload_sqrt' needs the workload matrix (workload=...).")
+        A = _validate_user_matrix(workload)
+        if np.any(np.diag(A) <= 0):
+            raise ValueError("'workload_sqrt' needs a workload with a positive diagonal.")
+        # The principal square root of a triangular matrix is triangular;
+        # sqrtm handles the (upper-triangular) transpose without a Schur step.
+        C = np.real(sqrtm(A.T)).T
+        return np.tril(C)
+    if n is None or int(n) != n or n < 1:
+        raise ValueError(f"The {kind!r} noise shaping needs a positive horizon n, got {n!r}.")
+    n = int(n)
+    if kind == "identity":
+        return np.eye(n)
+    c = toeplitz_coefficients(n, 0.0 if kind == "sqrt" else nu)
+    return _lower_toeplitz(c)
+
+
+def _lower_toeplitz(c: np.ndarray) -> np.ndarray:
+    n = c.shape[0]
+    idx = np.arange(n)[:, None] - np.arange(n)[None, :]
+    return np.where(idx >= 0, c[np.clip(idx, 0, None)], 0.0)
+
+
+def sensitivity_factor(C) -> float:
+    """Largest column L2 norm of a noise-shaping matrix: ``max_j ||C[:, j]||``.
+
+    Multiply by ``2 * norm_bound`` for the replace-one sensitivity of ``C X``
+    when each row of X has L2 norm at most ``norm_bound`` and participates in
+    one step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms import sensitivity_factor
+    >>> sensitivity_factor(np.eye(3))
+    1.0
+    """
+    C = np.asarray(C, dtype=float)
+    return float(np.sqrt(np.max(np.sum(C * C, axis=0))))
+
+
+class CorrelatedNoise:
+    """Stream of correlated Gaussian noise ``[C^{-1} Z]_t``, one step at a time.
+
+    Z has i.i.d. standard normal entries of shape (steps, dim); multiply the
+    output by the noise std. Drawing ``next(a)`` then ``next(b)`` gives
+    exactly the rows of ``correlated_noise(..., n=a + b)`` with the same seed
+    (up to rounding).
+
+    Parameters
+    ----------
+    kind : {'identity', 'sqrt', 'nu', 'workload_sqrt'} or array-like
+        As in :func:`noise_shaping_matrix`.
+    dim : int or tuple of int
+        Shape of the noise at one step.
+    rng : numpy.random.Generator
+    nu : float, optional
+        For ``'nu'``.
+    workload : array-like, optional
+        For ``'workload_sqrt'``.
+
+    Attributes
+    ----------
+    n_steps_seen : int
+    horizon : int or None
+        None for the Toeplitz families (unbounded streams); otherwise the size
+        of the dense matrix, beyond which :meth:`next` raises.
+
+    Notes
+    -----
+    Memory and time: ``'identity'`` keeps nothing. The Toeplitz families keep
+    every past Z (O(t * dim) memory); a block of m steps costs
+    O(t * m * dim) when m is small and an FFT convolution otherwise. Dense
+    matrices keep C and the past outputs and use forward substitution. A
+    buffered (BLT) approximation with O(buffers * dim) memory is not
+    implemented.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import CorrelatedNoise, make_rng
+    >>> noise = CorrelatedNoise("sqrt", dim=2, rng=make_rng(0))
+    >>> noise.next(3).shape
+    (3, 2)
+    """
+
+    def __init__(self, kind, dim, rng: np.random.Generator, *, nu: float | None = None,
+                 workload=None) -> None:
+        self.dim = (int(dim),) if np.ndim(dim) == 0 else tuple(int(d) for d in dim)
+        self.rng = rng
+        self.n_steps_seen = 0
+        self._kind = kind if isinstance(kind, str) else "matrix"
+        self._nu = None
+        self._C = None
+        if self._kind in ("sqrt", "nu"):
+            self._nu = 0.0 if self._kind == "sqrt" else _check_nu(nu)
+            self._coef = np.ones(1)
+            self._z = np.empty((0, int(np.prod(self.dim))))
+        elif self._kind != "identity":
+            self._C = noise_shaping_matrix(kind, nu=nu, workload=workload)
+            self._w = np.empty((0,) + self.dim)
+        self.horizon = None if self._C is None else self._C.shape[0]
+
+    def sensitivity_factor(self, n: int | None = None) -> float:
+        """Largest column norm of C over a horizon n (see :func:`sensitivity_factor`)."""
+        if self._kind == "identity":
+            return 1.0
+        if self._C is not None:
+            return sensitivity_factor(self._C if n is None else self._C[:n, :n])
+        return toeplitz_sensitivity_factor(self._nu, n)
+
+    def _coefficients(self, n: int) -> np.ndarray:
+        if self._coef.shape[0] < n:  # grow geometrically, amortised O(1) per step
+            self._coef = toeplitz_coefficients(max(n, 2 * self._coef.shape[0]), self._nu, inverse=True)
+        return self._coef[:n]
+
+    def next(self, n_steps: int = 1) -> np.ndarray:
+        """Noise for the next ``n_steps`` steps, shape ``(n_steps, *dim)``."""
+        m = int(n_steps)
+        if m < 0:
+            raise ValueError(f"n_steps must be >= 0, got {n_steps}.")
+        t0 = self.n_steps_seen
+        if self.horizon is not None and t0 + m > self.horizon:
+            raise ValueError(f"The noise-shaping matrix has horizon {self.horizon}; "
+                             f"{t0 + m} steps were asked for.")
+        z = self.rng.standard_normal((m,) + self.dim)
+        self.n_steps_seen = t0 + m
+        if self._kind == "identity" or m == 0:
+            return z
+        if self._C is not None:
+            C = self._C
+            width = int(np.prod(self.dim))
+            rhs = z.reshape(m, width) - C[t0:t0 + m, :t0] @ self._w.reshape(t0, width)
+            w = solve_triangular(C[t0:t0 + m, t0:t0 + m], rhs, lower=True).reshape(z.shape)
+            self._w = np.concatenate([self._w, w])
+            return w
+        t1 = t0 + m
+        width = int(np.prod(self.dim))
+        if self._z.shape[0] < t1:  # grow the history buffer geometrically
+            grown = np.empty((max(t1, 2 * self._z.shape[0]), width))
+            grown[:t0] = self._z[:t0]
+            self._z = grown
+        self._z[t0:t1] = z.reshape(m, width)
+        beta = self._coefficients(t1)
+        history = self._z[:t1]
+        if m == 1:
+            # Output row t is sum_k beta[t - k] z[k].
+            out = beta[::-1] @ history
+        elif m * t1 <= 64 * 4096:
+            out = _lower_toeplitz_rows(beta, t0, t1) @ history
+        else:
+            out = matmul_toeplitz((beta, np.zeros(t1)), history, check_finite=False)[t0:t1]
+        return out.reshape(z.shape)
+
+
+def _lower_toeplitz_rows(c: np.ndarray, t0: int, t1: int) -> np.ndarray:
+    """Rows t0..t1-1 of the lower-triangular Toeplitz matrix with first column c."""
+    idx = np.arange(t0, t1)[:, None] - np.arange(t1)[None, :]
+    return np.where(idx >= 0, c[np.clip(idx, 0, None)], 0.0)
+
+
+def correlated_noise(kind, n: int, dim, rng: np.random.Generator, *, nu: float | None = None,
+                     workload=None) -> np.ndarray:
+    """Whole-horizon correlated noise ``C^{-1} Z`` of shape ``(n, *dim)``.
+
+    Equal, with the same generator state, to the concatenated outputs of
+    :class:`CorrelatedNoise`. Toeplitz families use an FFT product
+    (:func:`scipy.linalg.matmul_toeplitz`), O(n log n * dim).
+
+    Parameters
+    ----------
+    kind, nu, workload
+        As in :func:`noise_shaping_matrix`.
+    n : int
+        Number of steps.
+    dim : int or tuple of int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape ``(n, *dim)``
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import correlated_noise, make_rng
+    >>> correlated_noise("nu", 5, 3, make_rng(0), nu=0.1).shape
+    (5, 3)
+    """
+    dim = (int(dim),) if np.ndim(dim) == 0 else tuple(int(d) for d in dim)
+    if isinstance(kind, str) and kind in ("sqrt", "nu"):
+        z = rng.standard_normal((int(n),) + dim)
+        beta = toeplitz_coefficients(n, 0.0 if kind == "sqrt" else nu, inverse=True)
+        out = matmul_toeplitz((beta, np.zeros(int(n))), z.reshape(int(n), -1), check_finite=False)
+        return out.reshape(z.shape)
+    if isinstance(kind, str) and kind == "identity":
+        return rng.standard_normal((int(n),) + dim)
+    C = noise_shaping_matrix(kind, n, nu=nu, workload=workload)
+    if C.shape[0] < n:
+        raise ValueError(f"The noise-shaping matrix has horizon {C.shape[0]} < n = {n}.")
+    C = C[:n, :n]
+    z = rng.standard_normal((int(n),) + dim)
+    return solve_triangular(C, z.reshape(int(n), -1), lower=True).reshape(z.shape)

@@ -1,0 +1,149 @@
+import copy
+import pickle
+import threading
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skdp.accounting import (
+    BudgetAccountant,
+    BudgetExceededError,
+    epsilon_from_mu,
+    mu_from_epsilon_delta,
+)
+
+
+class _ChargingRegressor(RegressorMixin, BaseEstimator):
+    """Test double: charges its accountant mu_from_epsilon_delta(epsilon, delta) per fit."""
+
+    def __init__(self, epsilon=0.1, delta=1e-7, accountant=None, alpha=1.0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.alpha = alpha
+
+    def fit(self, X, y):
+        if self.accountant is not None:
+            self.accountant.charge_mu(mu_from_epsilon_delta(self.epsilon, self.delta), label="fit")
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def test_gaussian_charges_compose_exactly():
+    acc = BudgetAccountant(1.0, 1e-6)
+    mu = mu_from_epsilon_delta(1.0, 1e-6)
+    for _ in range(4):
+        acc.charge_mu(mu / 2)  # four charges of mu/2 compose to mu exactly
+    eps, delta = acc.spent()
+    assert eps == pytest.approx(1.0, rel=1e-9)
+    assert delta == 1e-6
+    assert acc.remaining() == (0.0, 0.0)
+    assert acc.spent_mu == pytest.approx(mu)
+    assert len(acc.ledger) == 4
+
+
+def test_spent_and_remaining_before_and_between_charges():
+    acc = BudgetAccountant(2.0, 1e-5)
+    assert acc.spent() == (0.0, 0.0)
+    assert acc.remaining()[0] == pytest.approx(2.0)
+    total = mu_from_epsilon_delta(2.0, 1e-5)
+    acc.charge_mu(0.6 * total)
+    eps_left, delta_left = acc.remaining()
+    assert delta_left == 1e-5
+    assert eps_left == pytest.approx(epsilon_from_mu(0.8 * total, 1e-5))
+    assert acc.spent()[0] == pytest.approx(epsilon_from_mu(0.6 * total, 1e-5))
+
+
+def test_exceeding_raises_before_recording_with_informative_message():
+    acc = BudgetAccountant(1.0, 1e-6)
+    acc.charge_mu(mu_from_epsilon_delta(0.9, 1e-6))
+    before = acc.ledger
+    with pytest.raises(BudgetExceededError, match=r"asked for mu=.*only epsilon=.* is left"):
+        acc.charge_mu(mu_from_epsilon_delta(0.9, 1e-6))
+    assert acc.ledger == before
+    with pytest.raises(BudgetExceededError):
+        acc.charge(0.5)
+    assert acc.ledger == before
+
+
+def test_other_charges_compose_by_basic_composition():
+    acc = BudgetAccountant(1.0, 1e-5)
+    acc.charge(0.4, 0.0, label="laplace")
+    # The Gaussian block now has (0.6, 1e-5) left.
+    assert acc.remaining_mu() == pytest.approx(mu_from_epsilon_delta(0.6, 1e-5))
+    acc.charge_mu(mu_from_epsilon_delta(0.6, 1e-5))
+    assert acc.spent()[0] == pytest.approx(1.0, rel=1e-9)
+    with pytest.raises(BudgetExceededError):
+        acc.charge(0.01)
+    with pytest.raises(BudgetExceededError):
+        BudgetAccountant(1.0, 1e-5).charge(0.5, 2e-5)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_invalid_budget(bad):
+    with pytest.raises(ValueError):
+        BudgetAccountant(bad, 1e-6)
+    with pytest.raises(ValueError):
+        BudgetAccountant(1.0, bad if bad != 0.0 else 1.0)
+    with pytest.raises(ValueError):
+        BudgetAccountant(1.0, 1e-6).charge_mu(-1.0 if bad == 0.0 else bad)
+
+
+def test_copies_share_the_ledger():
+    acc = BudgetAccountant(1.0, 1e-6)
+    assert copy.copy(acc) is acc
+    assert copy.deepcopy(acc) is acc
+    est = _ChargingRegressor(accountant=acc)
+    assert clone(est).accountant is acc
+    assert clone(make_pipeline(StandardScaler(), est))[-1].accountant is acc
+
+
+def test_gridsearch_charges_the_users_accountant():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), rng.normal(size=60)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    est = _ChargingRegressor(epsilon=0.1, delta=1e-7, accountant=acc)
+    search = GridSearchCV(make_pipeline(StandardScaler(), est),
+                          {"_chargingregressor__alpha": [1.0, 2.0]}, cv=3)
+    search.fit(X, y)
+    # 2 candidates x 3 folds + 1 refit = 7 fits, each charged.
+    assert len(acc.ledger) == 7
+    assert acc.spent_mu == pytest.approx(np.sqrt(7) * mu_from_epsilon_delta(0.1, 1e-7))
+
+
+def test_gridsearch_stops_when_budget_runs_out():
+    X, y = np.zeros((30, 1)), np.zeros(30)
+    acc = BudgetAccountant(epsilon=0.25, delta=1e-5)
+    search = GridSearchCV(_ChargingRegressor(epsilon=0.1, delta=1e-7, accountant=acc),
+                          {"alpha": [1.0, 2.0, 3.0]}, cv=3, error_score="raise")
+    with pytest.raises(BudgetExceededError):
+        search.fit(X, y)
+    assert acc.spent()[0] <= 0.25 * (1 + 1e-9)
+
+
+def test_pickled_copy_refuses_charges():
+    acc = BudgetAccountant(1.0, 1e-6)
+    acc.charge_mu(0.01)
+    restored = pickle.loads(pickle.dumps(acc))
+    assert restored.spent() == acc.spent()
+    with pytest.raises(RuntimeError, match="pickling"):
+        restored.charge_mu(0.01)
+
+
+def test_concurrent_charges_are_all_recorded():
+    acc = BudgetAccountant(100.0, 1e-5)
+    threads = [threading.Thread(target=lambda: [acc.charge_mu(0.001) for _ in range(200)])
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(acc.ledger) == 800
+    assert acc.spent_mu == pytest.approx(0.001 * np.sqrt(800))

@@ -1,0 +1,140 @@
+import numpy as np
+import pytest
+from scipy.special import expit, softmax
+
+from skdp.clipping import (
+    clip_factors,
+    clip_rows,
+    clipped_gradient_sum,
+    dp_stat,
+    dp_stat_n_levels,
+    gradient_clip_factors,
+    logistic_loss_residuals,
+    scale_from_second_moment,
+    scale_then_privatize,
+    squared_loss_residuals,
+)
+from skdp.mechanisms import make_rng
+
+
+def _clip_each(G, c):
+    """Reference: clip a materialised per-example gradient matrix row by row."""
+    norms = np.linalg.norm(G.reshape(len(G), -1), axis=1)
+    f = np.minimum(1.0, c / np.maximum(norms, 1e-300))
+    return (G * f.reshape((-1,) + (1,) * (G.ndim - 1))).sum(axis=0)
+
+
+def test_clip_rows_and_factors():
+    X = make_rng(0).normal(size=(100, 4)) * 3
+    Xc = clip_rows(X, 2.0)
+    norms = np.linalg.norm(Xc, axis=1)
+    assert np.all(norms <= 2.0 + 1e-12)
+    short = np.linalg.norm(X, axis=1) <= 2.0
+    np.testing.assert_array_equal(Xc[short], X[short])
+    np.testing.assert_allclose(norms[~short], 2.0)
+    assert clip_factors([0.0], 1.0)[0] == 1.0
+    with pytest.raises(ValueError, match="clip_norm"):
+        clip_rows(X, 0.0)
+    with pytest.raises(ValueError, match="2-D"):
+        clip_rows(np.ones(3), 1.0)
+
+
+def test_squared_loss_gradient_sum_matches_materialised():
+    rng = make_rng(1)
+    X, y, w = rng.normal(size=(200, 5)), rng.normal(size=200), rng.normal(size=5)
+    r = squared_loss_residuals(X, y, w)
+    np.testing.assert_allclose(r, X @ w - y)
+    G = X * r[:, None]  # per-example gradients of (x.w - y)^2 / 2
+    for c in (0.1, 1.0, 100.0):
+        np.testing.assert_allclose(clipped_gradient_sum(X, r, c), _clip_each(G, c), rtol=1e-12)
+        np.testing.assert_allclose(clipped_gradient_sum(X, r, c, row_norms=np.linalg.norm(X, axis=1)),
+                                   _clip_each(G, c), rtol=1e-12)
+
+
+def test_logistic_gradient_sums_match_materialised():
+    rng = make_rng(2)
+    X = rng.normal(size=(150, 4))
+    y = (rng.random(150) < 0.5).astype(float)
+    w = rng.normal(size=4)
+    r = logistic_loss_residuals(X, y, w)
+    np.testing.assert_allclose(r, expit(X @ w) - y)
+    np.testing.assert_allclose(clipped_gradient_sum(X, r, 0.5), _clip_each(X * r[:, None], 0.5))
+    # Multinomial: gradient of row i is the outer product x_i (p_i - y_i)^T.
+    W = rng.normal(size=(4, 3))
+    Y = np.eye(3)[rng.integers(0, 3, 150)]
+    R = logistic_loss_residuals(X, Y, W)
+    np.testing.assert_allclose(R, softmax(X @ W, axis=1) - Y)
+    G = X[:, :, None] * R[:, None, :]
+    np.testing.assert_allclose(clipped_gradient_sum(X, R, 0.5), _clip_each(G, 0.5), rtol=1e-12)
+    f = gradient_clip_factors(np.linalg.norm(X, axis=1), R, 0.5)
+    np.testing.assert_allclose(f, np.minimum(1, 0.5 / np.linalg.norm(G.reshape(150, -1), axis=1)))
+
+
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_scale_then_privatize_matches_materialised(multiclass):
+    rng = make_rng(3)
+    X = rng.normal(size=(80, 4))
+    if multiclass:
+        R, s = rng.normal(size=(80, 3)), rng.uniform(0.5, 2, size=(4, 3))
+        G = X[:, :, None] * R[:, None, :]
+    else:
+        R, s = rng.normal(size=80), rng.uniform(0.5, 2, size=4)
+        G = X * R[:, None]
+    scaled = clipped_gradient_sum(X, R, 0.7, scale=s)
+    np.testing.assert_allclose(scaled, _clip_each(G * s, 0.7), rtol=1e-12)
+    # With zero noise, unscaling returns the sum of s-clipped gradients in the
+    # original geometry; each scaled gradient has norm <= clip (sensitivity 2 clip).
+    np.testing.assert_allclose(scale_then_privatize(scaled, 0.0, s), _clip_each(G * s, 0.7) / s)
+    np.testing.assert_allclose(scale_from_second_moment([4.0, -1.0], 1e-12), [0.5, 1e12])
+    with pytest.raises(ValueError, match="eps_stability"):
+        scale_from_second_moment([1.0], 0.0)
+
+
+def test_dp_stat_levels_and_privacy_cost():
+    assert dp_stat_n_levels(100.0, 0.01) == 14  # 0.01 * 2**14 = 163.84 >= 100 > 0.01 * 2**13
+    assert dp_stat_n_levels(1.0, 1.0) == 0
+    assert dp_stat_n_levels(8.0, 1.0) == 3
+    values = np.abs(make_rng(0).normal(size=500))
+    gamma, mu = dp_stat(values, target_count=490, upper_bound=100.0, resolution=0.01,
+                        noise_std=7.0, rng=make_rng(1))
+    assert mu == pytest.approx(np.sqrt(14) / 7.0)
+    assert gamma in [0.01 * 2**i for i in range(15)]
+
+
+def test_dp_stat_finds_the_quantile_with_little_noise():
+    # Values 1..1000; with negligible noise the answer is the smallest level
+    # 2**i * 0.5 with count >= target: 900 values <= 900 -> level 1024.
+    values = np.arange(1.0, 1001.0)
+    gamma, _ = dp_stat(values, target_count=900, upper_bound=1e4, resolution=0.5,
+                       noise_std=1e-6, rng=make_rng(0))
+    assert gamma == 1024.0
+    gamma, _ = dp_stat(values, target_count=100, upper_bound=1e4, resolution=0.5,
+                       noise_std=1e-6, rng=make_rng(0))
+    assert gamma == 128.0
+    # Never reached: the top level is returned without a further count.
+    gamma, _ = dp_stat(values, target_count=2000, upper_bound=1e4, resolution=0.5,
+                       noise_std=1e-6, rng=make_rng(0))
+    assert gamma == 0.5 * 2**dp_stat_n_levels(1e4, 0.5)
+
+
+def test_dp_stat_is_insensitive_to_one_replaced_row():
+    # Replacing one value changes every count by at most 1: with the same noise
+    # draws, the output can move by at most one level when the noisy counts sit
+    # far from the target, and not at all here.
+    values = np.abs(make_rng(4).normal(size=300))
+    neighbour = values.copy()
+    neighbour[0] = 1e6
+    kw = dict(target_count=270, upper_bound=1e3, resolution=1e-3, noise_std=3.0)
+    a = dp_stat(values, rng=make_rng(9), **kw)
+    b = dp_stat(neighbour, rng=make_rng(9), **kw)
+    assert a == b
+
+
+def test_dp_stat_validation():
+    with pytest.raises(ValueError, match="noise_std"):
+        dp_stat(np.ones(3), target_count=3, upper_bound=1.0, resolution=0.1, noise_std=0.0, rng=make_rng(0))
+    with pytest.raises(ValueError, match="NaN"):
+        dp_stat(np.array([np.nan]), target_count=1, upper_bound=1.0, resolution=0.1, noise_std=1.0,
+                rng=make_rng(0))
+    with pytest.raises(ValueError, match="resolution"):
+        dp_stat_n_levels(1.0, -1.0)

@@ -1,0 +1,244 @@
+import numpy as np
+import pytest
+from scipy.special import binom
+
+from skdp.mechanisms import (
+    CorrelatedNoise,
+    WorkloadStream,
+    correlated_noise,
+    gaussian_noise,
+    make_rng,
+    noise_shaping_matrix,
+    secure_mode,
+    sensitivity_factor,
+    toeplitz_coefficients,
+    toeplitz_sensitivity_factor,
+    workload_matrix,
+)
+
+# -- random generators ---------------------------------------------------------
+
+
+def test_make_rng_inputs():
+    assert make_rng(3).standard_normal() == make_rng(3).standard_normal()
+    assert make_rng(3).standard_normal() != make_rng(4).standard_normal()
+    g = np.random.default_rng(0)
+    assert make_rng(g) is g
+    rs = np.random.RandomState(0)
+    # A RandomState seeds a new generator from its stream: successive calls differ.
+    assert make_rng(rs).standard_normal() != make_rng(rs).standard_normal()
+    assert make_rng(None).standard_normal() != make_rng(None).standard_normal()
+    with pytest.raises(TypeError):
+        make_rng("seed")
+    with pytest.raises(ValueError):
+        make_rng(-1)
+
+
+def test_secure_mode_refuses_seeds_and_is_scoped():
+    with secure_mode():
+        a, b = make_rng(None).standard_normal(), make_rng(None).standard_normal()
+        assert a != b
+        for seed in (0, np.random.default_rng(0), np.random.RandomState(0)):
+            with pytest.raises(ValueError, match="Secure mode"):
+                make_rng(seed)
+    make_rng(0)  # allowed again outside the context
+
+
+def test_gaussian_noise_std_monte_carlo():
+    # The sample variance of N iid N(0, s^2) draws has std s^2 sqrt(2 / (N - 1));
+    # with N = 200_000 a 5-sigma band is |var / s^2 - 1| < 5 sqrt(2 / N) = 0.0158
+    # (false alarm < 1e-6 for a fresh seed; the seed here is fixed).
+    n, std = 200_000, 3.0
+    draws = gaussian_noise(std, n, make_rng(12))
+    assert abs(draws.var(ddof=1) / std**2 - 1) < 5 * np.sqrt(2 / n)
+    # Mean: std / sqrt(N) standard error, 5-sigma band.
+    assert abs(draws.mean()) < 5 * std / np.sqrt(n)
+    assert gaussian_noise(0.0, 3, make_rng(0)).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError):
+        gaussian_noise(-1.0, 3, make_rng(0))
+    with pytest.raises(ValueError):
+        gaussian_noise(np.nan, 3, make_rng(0))
+
+
+# -- workloads -----------------------------------------------------------------
+
+WORKLOAD_CASES = [("prefix", {}), ("average", {}), ("exponential", {"beta": 0.9}),
+                  ("exponential", {"beta": 1.0}), ("window", {"k": 1}), ("window", {"k": 7})]
+
+
+def test_workload_matrices_match_table_1():
+    n = 6
+    t, i = np.meshgrid(np.arange(1, n + 1), np.arange(1, n + 1), indexing="ij")
+    low = i <= t
+    np.testing.assert_allclose(workload_matrix("prefix", n), low * 1.0)
+    np.testing.assert_allclose(workload_matrix("average", n), low / t)
+    np.testing.assert_allclose(workload_matrix("exponential", n, beta=0.5), low * 0.5 ** np.abs(t - i))
+    np.testing.assert_allclose(workload_matrix("window", n, k=2), (low & (t - 2 < i)) / 2)
+    np.testing.assert_allclose(workload_matrix("exponential", n, beta=1.0), workload_matrix("prefix", n))
+
+
+@pytest.mark.parametrize("kind,params", WORKLOAD_CASES)
+@pytest.mark.parametrize("blocks", [[1] * 40, [40], [3, 1, 10, 0, 26]])
+def test_streaming_workload_equals_dense(kind, params, blocks):
+    rng = make_rng(0)
+    X = rng.normal(size=(40, 2, 3))  # rows of any shape (here matrices)
+    dense = np.einsum("ti,ijk->tjk", workload_matrix(kind, 40, **params), X)
+    ws = WorkloadStream(kind, **params)
+    out, start = [], 0
+    for m in blocks:
+        out.append(ws.update(X[start:start + m]))
+        start += m
+    np.testing.assert_allclose(np.concatenate(out), dense, rtol=1e-12, atol=1e-12)
+    assert ws.n_steps_seen == 40
+
+
+def test_window_state_is_bounded():
+    ws = WorkloadStream("window", k=5)
+    ws.update(np.ones((1000, 3)))
+    assert ws._window.shape == (5, 3)
+
+
+def test_workload_errors():
+    with pytest.raises(ValueError, match="Unknown workload"):
+        workload_matrix("median", 3)
+    with pytest.raises(ValueError, match="beta"):
+        workload_matrix("exponential", 3)
+    with pytest.raises(ValueError, match="beta"):
+        WorkloadStream("exponential", beta=1.5)
+    with pytest.raises(ValueError, match="k"):
+        workload_matrix("window", 3, k=0)
+    with pytest.raises(ValueError, match="n must"):
+        workload_matrix("prefix", 0)
+    ws = WorkloadStream("prefix")
+    ws.update(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="shape"):
+        ws.update(np.ones((2, 4)))
+
+
+# -- noise shaping -------------------------------------------------------------
+
+
+def test_sqrt_factorises_prefix_sum_at_n_2000():
+    n = 2000
+    C = noise_shaping_matrix("sqrt", n)
+    np.testing.assert_allclose(C @ C, workload_matrix("prefix", n), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(toeplitz_coefficients(4), [1, 1 / 2, 3 / 8, 5 / 16])
+
+
+@pytest.mark.parametrize("nu", [0.0, 0.05, 0.5, 0.9])
+def test_nu_coefficients_are_papers_003_eq_7(nu):
+    t = np.arange(30)
+    expected = (-1.0) ** t * binom(0.5, t) * (1 - nu) ** t
+    np.testing.assert_allclose(toeplitz_coefficients(30, nu, inverse=True), expected, rtol=1e-12)
+    C = noise_shaping_matrix("nu", 30, nu=nu)
+    Cinv = noise_shaping_matrix(np.tril(np.ones((1, 1))), 1)  # user matrix path
+    assert Cinv.shape == (1, 1)
+    from skdp.mechanisms._noise_shaping import _lower_toeplitz
+
+    np.testing.assert_allclose(C @ _lower_toeplitz(expected), np.eye(30), atol=1e-12)
+
+
+def test_coefficients_are_stable_at_one_million():
+    for nu in (0.0, 0.01):
+        for inverse in (False, True):
+            c = toeplitz_coefficients(10**6, nu, inverse=inverse)
+            assert np.all(np.isfinite(c))
+    # Asymptotics: c_t ~ 1 / sqrt(pi t) for the square root of the prefix sum.
+    c = toeplitz_coefficients(10**6, 0.0)
+    assert c[-1] == pytest.approx(1 / np.sqrt(np.pi * (10**6 - 1)), rel=1e-5)
+
+
+def test_sensitivity_factors():
+    n = 500
+    C = noise_shaping_matrix("nu", n, nu=0.1)
+    assert sensitivity_factor(C) == pytest.approx(toeplitz_sensitivity_factor(0.1, n))
+    assert sensitivity_factor(noise_shaping_matrix("identity", 5)) == 1.0
+    # Infinite-horizon closed form (elliptic integral) vs a long finite sum.
+    for nu in (0.05, 0.3):
+        assert toeplitz_sensitivity_factor(nu) == pytest.approx(
+            toeplitz_sensitivity_factor(nu, 200_000), rel=1e-9)
+    # nu = 0: the squared norm is sum_t binom(2t,t)^2/16^t ~ log(n)/pi, unbounded.
+    with pytest.raises(ValueError, match="horizon"):
+        toeplitz_sensitivity_factor(0.0)
+    assert toeplitz_sensitivity_factor(0.0, 10**5) ** 2 == pytest.approx(
+        np.log(10**5) / np.pi + 1.0, rel=0.05)
+
+
+def test_workload_sqrt():
+    A = workload_matrix("average", 200)
+    C = noise_shaping_matrix("workload_sqrt", workload=A)
+    np.testing.assert_allclose(C @ C, A, atol=1e-12)
+    assert np.all(np.triu(C, 1) == 0)
+    # The exponential workload's square root is the nu family with 1 - nu = beta.
+    E = workload_matrix("exponential", 50, beta=0.8)
+    np.testing.assert_allclose(noise_shaping_matrix("workload_sqrt", workload=E),
+                               noise_shaping_matrix("nu", 50, nu=0.2), atol=1e-12)
+
+
+@pytest.mark.parametrize("bad,match", [
+    (np.ones((2, 3)), "square"),
+    (np.array([[1.0, 1.0], [0.0, 1.0]]), "lower triangular"),
+    (np.array([[1.0, 0.0], [1.0, 0.0]]), "invertible"),
+    (np.array([[np.nan, 0.0], [1.0, 1.0]]), "finite"),
+])
+def test_user_matrix_validation(bad, match):
+    with pytest.raises(ValueError, match=match):
+        noise_shaping_matrix(bad)
+    with pytest.raises(ValueError, match=match):
+        CorrelatedNoise(bad, 2, make_rng(0))
+
+
+def test_shaping_errors():
+    with pytest.raises(ValueError, match="Unknown noise shaping"):
+        noise_shaping_matrix("cholesky", 4)
+    with pytest.raises(ValueError, match="nu"):
+        noise_shaping_matrix("nu", 4, nu=1.0)
+    with pytest.raises(ValueError, match="horizon"):
+        noise_shaping_matrix("sqrt")
+    with pytest.raises(ValueError, match="workload"):
+        noise_shaping_matrix("workload_sqrt", 4)
+
+
+SHAPING_CASES = [
+    ("identity", {}),
+    ("sqrt", {}),
+    ("nu", {"nu": 0.2}),
+    ("workload_sqrt", {"workload": workload_matrix("window", 300, k=10)}),
+    (noise_shaping_matrix("nu", 300, nu=0.3), {}),
+]
+
+
+@pytest.mark.parametrize("kind,params", SHAPING_CASES)
+@pytest.mark.parametrize("dim", [1, (2, 3)])
+def test_streaming_noise_equals_dense(kind, params, dim):
+    dense = correlated_noise(kind, 300, dim, make_rng(5), **params)
+    stream = CorrelatedNoise(kind, dim, make_rng(5), **params)
+    blocks = [stream.next() for _ in range(40)] + [stream.next(0), stream.next(100), stream.next(160)]
+    np.testing.assert_allclose(np.concatenate(blocks), dense, rtol=0, atol=1e-12)
+    # And equal to the explicit C^{-1} Z with the same draws.
+    C = noise_shaping_matrix(kind, 300, **params)
+    Z = make_rng(5).standard_normal((300,) + ((dim,) if np.ndim(dim) == 0 else dim))
+    np.testing.assert_allclose(dense.reshape(300, -1), np.linalg.solve(C, Z.reshape(300, -1)),
+                               atol=1e-10)
+
+
+def test_toeplitz_stream_has_no_horizon_but_dense_does():
+    stream = CorrelatedNoise("nu", 3, make_rng(0), nu=0.1)
+    assert stream.horizon is None
+    stream.next(5000)
+    dense = CorrelatedNoise("workload_sqrt", 3, make_rng(0), workload=workload_matrix("prefix", 10))
+    dense.next(10)
+    with pytest.raises(ValueError, match="horizon"):
+        dense.next()
+
+
+def test_correlated_noise_variance_monte_carlo():
+    # Var([C^{-1} Z]_t) = sum_{k<=t} beta_k^2 per coordinate. With R = 4000
+    # independent coordinates the sample variance has relative std
+    # sqrt(2 / (R - 1)) = 0.0224; we allow 5 of those.
+    n, reps, nu = 64, 4000, 0.1
+    noise = correlated_noise("nu", n, reps, make_rng(7), nu=nu)
+    beta = toeplitz_coefficients(n, nu, inverse=True)
+    expected = np.cumsum(beta**2)
+    ratio = noise.var(axis=1, ddof=1) / expected
+    assert np.all(np.abs(ratio - 1) < 5 * np.sqrt(2 / (reps - 1)))
