@@ -51,6 +51,19 @@ def test_squared_loss_gradient_sum_matches_materialised():
                                    _clip_each(G, c), rtol=1e-12)
 
 
+def test_intercept_column_is_clipped_with_the_row():
+    rng = make_rng(5)
+    X, r = rng.normal(size=(50, 3)), rng.normal(size=50) * 3
+    Xa = np.hstack([X, np.ones((50, 1))])
+    expected = _clip_each(Xa * r[:, None], 0.8)
+    np.testing.assert_allclose(clipped_gradient_sum(X, r, 0.8, fit_intercept=True), expected)
+    R = rng.normal(size=(50, 2))
+    np.testing.assert_allclose(clipped_gradient_sum(X, R, 0.8, fit_intercept=True),
+                               _clip_each(Xa[:, :, None] * R[:, None, :], 0.8))
+    with pytest.raises(ValueError, match="intercept"):
+        clipped_gradient_sum(X, r, 0.8, fit_intercept=True, scale=np.ones(3))
+
+
 def test_logistic_gradient_sums_match_materialised():
     rng = make_rng(2)
     X = rng.normal(size=(150, 4))

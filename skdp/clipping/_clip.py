@@ -140,7 +140,7 @@ def gradient_clip_factors(row_norms, residuals, clip_norm: float) -> np.ndarray:
 
 
 def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
-                         scale=None) -> np.ndarray:
+                         scale=None, fit_intercept: bool = False) -> np.ndarray:
     """Sum of the clipped per-example gradients of a linear model.
 
     Computes ``sum_i clip(s * x_i r_i^T, clip_norm)`` as ``s * X^T (f * r)``
@@ -152,15 +152,21 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     residuals : ndarray of shape (n,) or (n, K)
     clip_norm : float
     row_norms : ndarray of shape (n,), optional
-        ``||x_i||``, if already known (it does not change between steps).
+        Norms of the model's rows (``sqrt(||x_i||**2 + 1)`` with an
+        intercept), if already known: they do not change between steps.
     scale : ndarray of shape (p,) or (p, K), optional
         Scale-then-privatize (papers/002, Algorithm 8): clip the scaled
         gradients ``s * g_i`` instead; the result is the sum in the scaled
         geometry. Undo it after adding noise with :func:`scale_then_privatize`.
+        Not combined with ``fit_intercept``.
+    fit_intercept : bool, default=False
+        Treat each row as ``(x_i, 1)``: the constant column is part of the
+        clipped gradient (so the intercept cannot leak through an unclipped
+        coordinate) without copying X; the result has one more row, last.
 
     Returns
     -------
-    ndarray of shape (p,) or (p, K)
+    ndarray of shape (p,) or (p, K), or (p + 1,) / (p + 1, K) with an intercept
         Each clipped gradient has norm <= clip_norm, so replacing one row
         changes the sum by at most ``2 * clip_norm`` in L2.
 
@@ -176,10 +182,16 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     residuals = np.asarray(residuals, dtype=float)
     if scale is None:
         if row_norms is None:
-            row_norms = np.linalg.norm(X, axis=1)
+            sq = np.einsum("ij,ij->i", X, X)
+            row_norms = np.sqrt(sq + 1.0 if fit_intercept else sq)
         f = gradient_clip_factors(row_norms, residuals, clip_norm)
         weighted = residuals * (f if residuals.ndim == 1 else f[:, None])
-        return X.T @ weighted
+        grad = X.T @ weighted
+        if fit_intercept:
+            grad = np.concatenate([grad, weighted.sum(axis=0, keepdims=True)])
+        return grad
+    if fit_intercept:
+        raise ValueError("scale is not supported with fit_intercept; append the column to X.")
     scale = np.asarray(scale, dtype=float)
     # ||s * x_i r_i^T||^2 = sum_k r_ik^2 sum_j s_jk^2 x_ij^2.
     s2 = scale * scale

@@ -4,6 +4,7 @@ Every draw of randomness in skdp goes through :func:`make_rng`; estimators
 never hold global random state.
 """
 
+from skdp.mechanisms._gram import private_gram
 from skdp.mechanisms._noise_shaping import (
     SHAPINGS,
     CorrelatedNoise,
@@ -32,6 +33,7 @@ __all__ = [
     "is_secure_mode",
     "make_rng",
     "noise_shaping_matrix",
+    "private_gram",
     "secure_mode",
     "sensitivity_factor",
     "set_secure_mode",

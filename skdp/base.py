@@ -1,0 +1,67 @@
+"""What every skdp estimator shares: privacy parameters, charging, bookkeeping."""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import NamedTuple
+
+from skdp.accounting import BudgetAccountant, epsilon_from_mu, mu_from_epsilon_delta
+from skdp.utils._sklearn import HasMethods, Interval
+
+__all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "PrivacySpent"]
+
+
+class PrivacySpent(NamedTuple):
+    """The guarantee of one fit: (epsilon, delta)-DP, equivalently mu-GDP."""
+
+    epsilon: float
+    delta: float
+    mu: float
+
+
+#: Parameter documentation shared by every estimator (inserted with ``%``).
+PRIVACY_PARAMS_DOC = {
+    "epsilon": """epsilon : float, default=1.0
+        Privacy budget of one fit, in (0, inf). Together with ``delta`` it is
+        converted exactly to a Gaussian-DP ``mu`` (see
+        :func:`skdp.accounting.mu_from_epsilon_delta`) that calibrates all the
+        noise of the fit.""",
+    "delta": """delta : float, default=1e-6
+        Privacy budget of one fit, in (0, 1). Choose it well below 1 / n.""",
+    "accountant": """accountant : BudgetAccountant or None, default=None
+        Ledger charged at the start of every fit, before any noise is drawn;
+        a fit that would exceed its budget raises
+        :class:`~skdp.exceptions.BudgetExceededError`. Clones (e.g. in
+        ``GridSearchCV``) charge the same ledger.""",
+    "random_state": """random_state : int, RandomState, Generator or None, default=None
+        Source of the noise. Use None (or secure mode,
+        :func:`skdp.mechanisms.secure_mode`) for real releases: anyone who
+        knows a fixed seed can subtract the noise. A fixed seed is for tests
+        and examples.""",
+}
+
+
+class DPEstimatorMixin:
+    """Privacy parameters, budget charging and ``privacy_spent_`` for skdp estimators.
+
+    Subclasses extend ``_parameter_constraints`` with
+    ``{**DPEstimatorMixin._parameter_constraints, ...}``.
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "accountant": [HasMethods(["charge_mu"]), None],
+        "random_state": ["random_state"],
+    }
+
+    def _budget_mu(self) -> float:
+        """Exact GDP parameter of the budget (epsilon, delta) of one fit."""
+        return mu_from_epsilon_delta(self.epsilon, self.delta)
+
+    def _charge(self, mu: float) -> PrivacySpent:
+        """Charge the accountant (if any) before noise is drawn; return the guarantee."""
+        accountant: BudgetAccountant | None = self.accountant
+        if accountant is not None:
+            accountant.charge_mu(mu, label=type(self).__name__)
+        return PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta), float(mu))

@@ -1,0 +1,69 @@
+"""Confidence intervals from a list of (nearly) independent private estimates.
+
+papers/004 (Brown et al.), Section 3.1: m estimates theta^(1..m), their mean,
+and Student-t intervals ``mean +- t_{1 - alpha/2, m-1} * sd / sqrt(m)``.
+Everything here is post-processing of released iterates: no data, no budget.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["CI_METHODS", "split_estimates", "t_interval"]
+
+CI_METHODS = ("batched_means", "checkpoints", "independent_runs")
+
+
+def split_estimates(iterates: np.ndarray, method: str, burn_in: int, n_batches: int) -> np.ndarray:
+    """The m estimates of one run's iterates (after ``burn_in``) for a CI method.
+
+    Parameters
+    ----------
+    iterates : ndarray of shape (T, p)
+        Iterates theta_1..theta_T of one DP-GD run.
+    method : {'batched_means', 'checkpoints'}
+        ``'batched_means'``: the post-burn-in iterates are cut into
+        ``n_batches`` consecutive batches of equal length (the oldest
+        remainder is dropped) and each batch is averaged. ``'checkpoints'``:
+        every (T - burn_in) // n_batches-th iterate after the burn-in.
+    burn_in : int
+    n_batches : int
+
+    Returns
+    -------
+    ndarray of shape (n_batches, p)
+    """
+    kept = iterates[burn_in:]
+    length = kept.shape[0] // n_batches
+    if length < 1:
+        raise ValueError(f"{kept.shape[0]} post-burn-in iterates cannot form {n_batches} batches.")
+    kept = kept[kept.shape[0] - length * n_batches:]
+    if method == "batched_means":
+        return kept.reshape(n_batches, length, -1).mean(axis=1)
+    if method == "checkpoints":
+        return kept[length - 1::length]
+    raise ValueError(f"Unknown method {method!r}.")
+
+
+def t_interval(estimates: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, standard error and Student-t interval of m estimates, per coordinate.
+
+    Parameters
+    ----------
+    estimates : ndarray of shape (m, p)
+    alpha : float
+        In (0, 1); the interval has nominal coverage 1 - alpha.
+
+    Returns
+    -------
+    mean : ndarray of shape (p,)
+    se : ndarray of shape (p,)
+        ``sd / sqrt(m)`` with the unbiased (m - 1) sample sd.
+    interval : ndarray of shape (p, 2)
+    """
+    m = estimates.shape[0]
+    mean = estimates.mean(axis=0)
+    se = estimates.std(axis=0, ddof=1) / np.sqrt(m)
+    half = stats.t.ppf(1.0 - alpha / 2.0, df=m - 1) * se
+    return mean, se, np.column_stack([mean - half, mean + half])

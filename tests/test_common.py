@@ -1,0 +1,77 @@
+"""scikit-learn's estimator checks and skdp's own common checks, for every estimator."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdp.accounting import mu_from_epsilon_delta
+
+from skdp.linear_model import DPLinearRegressionGD
+
+
+def _test_instances():
+    # A large budget keeps the noise small enough for sklearn's accuracy checks
+    # (e.g. R^2 > 0.5 on small data); fixed seeds make them reproducible.
+    return [
+        DPLinearRegressionGD(epsilon=1e4, random_state=0, n_iter=60, burn_in=10),
+    ]
+
+
+EXPECTED_FAILED = {}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(_test_instances(), expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# -- skdp's own common checks ---------------------------------------------------
+
+def _regression_data(n=400, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    return X, X @ np.ones(p) / np.sqrt(p) + 0.1 * rng.normal(size=n)
+
+
+SKDP_INSTANCES = [DPLinearRegressionGD(epsilon=1.0, delta=1e-6)]
+IDS = [type(e).__name__ for e in SKDP_INSTANCES]
+
+
+@pytest.mark.parametrize("estimator", SKDP_INSTANCES, ids=IDS)
+def test_seed_controls_the_noise(estimator):
+    X, y = _regression_data()
+    fit = lambda seed: clone(estimator).set_params(random_state=seed).fit(X, y).predict(X)  # noqa: E731
+    np.testing.assert_array_equal(fit(0), fit(0))
+    assert not np.allclose(fit(0), fit(1))
+
+
+@pytest.mark.parametrize("estimator", SKDP_INSTANCES, ids=IDS)
+def test_privacy_spent_within_budget(estimator):
+    X, y = _regression_data()
+    est = clone(estimator).set_params(random_state=0, epsilon=0.5, delta=1e-7).fit(X, y)
+    eps, delta, mu = est.privacy_spent_
+    assert eps <= 0.5 * (1 + 1e-9) and delta <= 1e-7
+    assert mu == pytest.approx(mu_from_epsilon_delta(0.5, 1e-7), rel=1e-12)
+
+
+@pytest.mark.parametrize("estimator", SKDP_INSTANCES, ids=IDS)
+def test_no_per_row_data_is_stored(estimator):
+    X, y = _regression_data(n=1234)
+    est = clone(estimator).set_params(random_state=0).fit(X, y)
+    for name, value in vars(est).items():
+        if isinstance(value, np.ndarray):
+            assert 1234 not in value.shape, f"{name} has a per-row axis"
+
+
+@pytest.mark.parametrize("estimator", SKDP_INSTANCES, ids=IDS)
+def test_huge_epsilon_matches_non_private_reference(estimator):
+    X, y = _regression_data()
+    est = clone(estimator).set_params(random_state=0, epsilon=1e7).fit(X, y)
+    ref = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), atol=1e-2)
