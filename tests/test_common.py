@@ -8,7 +8,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import mu_from_epsilon_delta
 
-from skdp.linear_model import DPLinearRegressionGD
+from skdp.linear_model import AdaSSPRegressor, DPLinearRegressionGD
 
 
 def _test_instances():
@@ -16,6 +16,7 @@ def _test_instances():
     # (e.g. R^2 > 0.5 on small data); fixed seeds make them reproducible.
     return [
         DPLinearRegressionGD(epsilon=1e4, random_state=0, n_iter=60, burn_in=10),
+        AdaSSPRegressor(epsilon=1e4, random_state=0, label_bound=10.0),
     ]
 
 
@@ -39,7 +40,8 @@ def _regression_data(n=400, p=3, seed=0):
     return X, X @ np.ones(p) / np.sqrt(p) + 0.1 * rng.normal(size=n)
 
 
-SKDP_INSTANCES = [DPLinearRegressionGD(epsilon=1.0, delta=1e-6)]
+SKDP_INSTANCES = [DPLinearRegressionGD(epsilon=1.0, delta=1e-6),
+                  AdaSSPRegressor(epsilon=1.0, delta=1e-6, label_bound=10.0)]
 IDS = [type(e).__name__ for e in SKDP_INSTANCES]
 
 
