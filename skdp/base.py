@@ -5,10 +5,13 @@ from __future__ import annotations
 from numbers import Real
 from typing import NamedTuple
 
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
+
 from skdp.accounting import BudgetAccountant, epsilon_from_mu, mu_from_epsilon_delta
 from skdp.utils._sklearn import HasMethods, Interval
 
-__all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "PrivacySpent"]
+__all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "PrivacySpent"]
 
 
 class PrivacySpent(NamedTuple):
@@ -65,3 +68,22 @@ class DPEstimatorMixin:
         if accountant is not None:
             accountant.charge_mu(mu, label=type(self).__name__)
         return PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta), float(mu))
+
+
+class LinearPredictMixin:
+    """``predict`` for fitted linear models with ``coef_`` and ``intercept_``."""
+
+    def predict(self, X):
+        """Predict with the private coefficients (post-processing: no budget).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_ + self.intercept_

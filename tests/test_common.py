@@ -7,7 +7,6 @@ from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import mu_from_epsilon_delta
-
 from skdp.linear_model import AdaSSPRegressor, DPLinearRegressionGD
 
 

@@ -8,9 +8,9 @@ from numbers import Real
 import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clip_rows
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
 from skdp.utils._sklearn import Interval, _fit_context
@@ -86,7 +86,7 @@ array([ 0.5, -0.5])
 """
 
 
-class AdaSSPRegressor(DPEstimatorMixin, RegressorMixin, BaseEstimator):
+class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
 
     _parameter_constraints: dict = {
@@ -144,18 +144,3 @@ class AdaSSPRegressor(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.coef_ = theta[:p]
         self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
         return self
-
-    def predict(self, X):
-        """Predict with the private coefficients.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_

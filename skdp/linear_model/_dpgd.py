@@ -11,7 +11,7 @@ from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clipped_gradient_sum
 from skdp.linear_model._intervals import CI_METHODS, split_estimates, t_interval
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
@@ -211,7 +211,7 @@ array([ 1.  , -0.5 ,  0.27])
 """
 
 
-class DPLinearRegressionGD(DPEstimatorMixin, RegressorMixin, BaseEstimator):
+class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
 
     _parameter_constraints: dict = {
@@ -316,21 +316,6 @@ class DPLinearRegressionGD(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                                            norm_bound=norm_bound, mu=mu_stats, rng=rng)
             self.sampling_cov_ = _sampling_covariance(gram, stats_std, theta, n)
         return self
-
-    def predict(self, X):
-        """Predict with the private coefficients.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_
 
     def _coef_names(self) -> list[str]:
         names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
