@@ -70,6 +70,8 @@ def _running_mean_section(X: np.ndarray, rng: np.random.Generator,
           f"one of {n} rows")
     print(f"   (rows clipped to L2 norm {norm_bound}, epsilon = {epsilon}, delta = {delta}, "
           "replace-one adjacency)")
+    print("   Error = distance to the non-private running mean (shown only because this "
+          "data set is public).")
     print(f"   {'noise':>10} {'sensitivity':>12} {'error at t=50':>14} {'t=200':>8} {'t=442':>8}")
     truth = WorkloadStream("average").update(Xc)
     for shaping in ("identity", "sqrt"):

@@ -202,5 +202,8 @@ def test_overflow_is_reported_not_returned():
     # Clipping bounds every step, so a large step size cannot make the
     # iterates infinite; features near the float limit can (X @ theta overflows).
     X = np.array([[1e308, -1e308], [-1e308, 1e308], [1e308, 1e308]] * 10)
+    reg = DPLinearRegressionGD(random_state=0)
     with pytest.raises(FloatingPointError, match="Rescale"):
-        DPLinearRegressionGD(random_state=0).fit(X, np.ones(30))
+        reg.fit(X, np.ones(30))
+    # Only sklearn's validate_data bookkeeping (n_features_in_) may remain.
+    assert not {"coef_", "privacy_spent_", "noise_std_", "bse_"} & set(vars(reg))

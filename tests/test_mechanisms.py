@@ -44,6 +44,24 @@ def test_secure_mode_refuses_seeds_and_is_scoped():
     make_rng(0)  # allowed again outside the context
 
 
+def test_secure_mode_reaches_worker_threads():
+    import threading
+
+    errors = []
+
+    def worker():
+        try:
+            make_rng(0)
+        except ValueError as exc:
+            errors.append(exc)
+
+    with secure_mode():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    assert len(errors) == 1
+
+
 def test_gaussian_noise_std_monte_carlo():
     # The sample variance of N iid N(0, s^2) draws has std s^2 sqrt(2 / (N - 1));
     # with N = 200_000 a 5-sigma band is |var / s^2 - 1| < 5 sqrt(2 / N) = 0.0158

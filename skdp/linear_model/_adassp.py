@@ -127,7 +127,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         q = p + int(self.fit_intercept)
         bound = self.norm_bound if self.norm_bound is not None else 3.0 * math.sqrt(p + 1)
         mu = self._budget_mu()
-        self.privacy_spent_ = self._charge(mu)
+        spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
         mu_each = mu / math.sqrt(3.0)
 
@@ -143,4 +143,5 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         theta = np.linalg.lstsq(gram + self.l2_penalty_ * np.eye(q), xty, rcond=None)[0]
         self.coef_ = theta[:p]
         self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
+        self.privacy_spent_ = spent
         return self

@@ -285,36 +285,37 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         norm_bound = self.norm_bound if self.norm_bound is not None else 2.0 * math.sqrt(p + 2)
 
         mu = self._budget_mu()
-        self.privacy_spent_ = self._charge(mu)  # before any noise is drawn
+        spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
         mu_gd = mu * math.sqrt(1.0 - self.population_share)
         # Mean clipped gradient: replace-one sensitivity 2 clip / n per step,
         # total_steps steps compose to sqrt(total_steps) * 2 clip / (n std).
-        self.noise_std_ = math.sqrt(total_steps) * 2.0 * clip_norm / (n * mu_gd)
+        noise_std = math.sqrt(total_steps) * 2.0 * clip_norm / (n * mu_gd)
 
-        runs = [dp_gradient_descent(X, y, clip_norm=clip_norm, noise_std=self.noise_std_,
+        runs = [dp_gradient_descent(X, y, clip_norm=clip_norm, noise_std=noise_std,
                                     learning_rate=self.learning_rate, n_iter=steps_per_run,
                                     rng=rng, fit_intercept=self.fit_intercept)
                 for _ in range(n_runs)]
         if self.ci_method == "independent_runs":
-            self.estimates_ = np.stack([r[self.burn_in:].mean(axis=0) for r in runs])
+            estimates = np.stack([r[self.burn_in:].mean(axis=0) for r in runs])
         else:
-            self.estimates_ = split_estimates(runs[0], self.ci_method, self.burn_in, self.n_batches)
-        theta, self.bse_, _ = t_interval(self.estimates_, 0.05)
+            estimates = split_estimates(runs[0], self.ci_method, self.burn_in, self.n_batches)
+        theta, bse, _ = t_interval(estimates, 0.05)
         if not np.all(np.isfinite(theta)):
             raise FloatingPointError(
                 "DP-GD produced non-finite iterates (floating-point overflow). Rescale the "
                 "features and label to moderate magnitudes (the defaults assume unit scale).")
-        self.coef_ = theta[:p]
-        self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
-        self.n_iter_ = total_steps
-
-        self.sampling_cov_ = None
+        sampling_cov = None
         if self.population_share > 0:
             mu_stats = mu * math.sqrt(self.population_share)
             gram, stats_std = private_gram(X, y, fit_intercept=self.fit_intercept,
                                            norm_bound=norm_bound, mu=mu_stats, rng=rng)
-            self.sampling_cov_ = _sampling_covariance(gram, stats_std, theta, n)
+            sampling_cov = _sampling_covariance(gram, stats_std, theta, n)
+        # Fitted state is set only once the fit has succeeded.
+        self.coef_ = theta[:p]
+        self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
+        self.estimates_, self.bse_, self.sampling_cov_ = estimates, bse, sampling_cov
+        self.noise_std_, self.n_iter_, self.privacy_spent_ = noise_std, total_steps, spent
         return self
 
     def _coef_names(self) -> list[str]:

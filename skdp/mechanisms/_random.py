@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import threading
 from collections.abc import Iterator
 from numbers import Integral
 
@@ -12,16 +11,18 @@ import numpy as np
 
 __all__ = ["gaussian_noise", "is_secure_mode", "make_rng", "secure_mode", "set_secure_mode"]
 
-_state = threading.local()
+# Process-wide on purpose: a thread-local flag would be off in the worker
+# threads of a threaded GridSearchCV, silently accepting seeds there.
+_SECURE = {"on": False}
 
 
 def is_secure_mode() -> bool:
-    """Whether secure mode is on in this thread (see :func:`set_secure_mode`)."""
-    return getattr(_state, "secure", False)
+    """Whether secure mode is on (see :func:`set_secure_mode`)."""
+    return _SECURE["on"]
 
 
 def set_secure_mode(enabled: bool) -> None:
-    """Turn secure mode on or off for the current thread.
+    """Turn secure mode on or off, for the whole process (all threads).
 
     In secure mode every generator skdp makes is seeded with 256 bits from the
     operating system's CSPRNG (:mod:`secrets`), and any user seed
@@ -49,7 +50,7 @@ def set_secure_mode(enabled: bool) -> None:
     - Anything outside skdp: copies of the data, logs, or the non-private
       hyper-parameters you chose by looking at the data.
     """
-    _state.secure = bool(enabled)
+    _SECURE["on"] = bool(enabled)
 
 
 @contextlib.contextmanager
