@@ -12,7 +12,10 @@ def _data(n, p=3, seed=0):
 
 
 def test_error_shrinks_with_n_and_epsilon():
-    # The SSP noise is O(1) on statistics of size O(n): error ~ 1 / (n mu).
+    # The SSP noise is O(1 / mu) on statistics of size O(n), so the error
+    # scales like 1 / (n mu) (until the ridge saturates it at ||theta*|| = 0.5):
+    # 25x more rows or 10x more epsilon shrink it by roughly those factors,
+    # far beyond the seed-to-seed spread of a mean over 5 seeds.
     errs = {}
     for n in (2_000, 50_000):
         for eps in (0.5, 5.0):

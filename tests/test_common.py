@@ -75,4 +75,9 @@ def test_huge_epsilon_matches_non_private_reference(estimator):
     X, y = _regression_data()
     est = clone(estimator).set_params(random_state=0, epsilon=1e7).fit(X, y)
     ref = LinearRegression().fit(X, y)
-    np.testing.assert_allclose(est.predict(X), ref.predict(X), atol=1e-2)
+    # Tolerance: at epsilon = 1e7 (mu = 4467) the largest noise is AdaSSP's on
+    # X^T y, std 2 * 6 * 10 / (4467 / sqrt 3) = 0.047 on a sum over 400 rows,
+    # i.e. coef sd ~ 1.2e-4; rows have norm <= 4.5, so prediction sd <= 5.4e-4,
+    # and 5 sd is 2.7e-3. DP-GD's noise is 10x smaller (lambda = 1.7e-4, and
+    # no clipping at the optimum, where residuals are ~0.1).
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), atol=3e-3)

@@ -61,8 +61,14 @@ def test_huge_epsilon_recovers_least_squares():
     X, y, _ = _data(n=500, p=4)
     reg = DPLinearRegressionGD(epsilon=1e7, n_iter=400, clip_norm=1e3, random_state=0).fit(X, y)
     ols = _ols(X, y)
-    np.testing.assert_allclose(reg.coef_, ols[:4], atol=2e-3)
-    assert reg.intercept_ == pytest.approx(ols[4], abs=2e-3)
+    # Tolerance: mu(1e7, 1e-6) = 4467, so the per-step noise is
+    # lambda = sqrt(400) * 2 * 1e3 / (500 * 4467 * sqrt(0.9)) = 0.0189. With
+    # unit feature covariance each coordinate is an AR(1) with phi = 1 - eta
+    # = 0.75 and stationary sd eta * lambda / sqrt(1 - phi^2) = 0.0071; the
+    # mean of 380 post-burn-in iterates has sd 0.0071 * sqrt((1 + phi) /
+    # ((1 - phi) 380)) = 9.7e-4. 5 sd = 5e-3 (no clipping: clip_norm = 1e3).
+    np.testing.assert_allclose(reg.coef_, ols[:4], atol=5e-3)
+    assert reg.intercept_ == pytest.approx(ols[4], abs=5e-3)
 
 
 def test_seeds():

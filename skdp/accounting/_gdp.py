@@ -50,9 +50,8 @@ def _check_real(name: str, value, *, low: float = 0.0, high: float = math.inf,
     below = value < low if closed_low else value <= low
     if below or value >= high:
         left = "[" if closed_low else "("
-        right = ")" if high == math.inf else ")"
         hi = "inf" if high == math.inf else f"{high:g}"
-        raise ValueError(f"{name} must be in {left}{low:g}, {hi}{right}, got {value}.")
+        raise ValueError(f"{name} must be in {left}{low:g}, {hi}), got {value}.")
     return value
 
 

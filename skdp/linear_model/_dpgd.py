@@ -7,13 +7,12 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clipped_gradient_sum
-from skdp.linear_model._intervals import CI_METHODS, split_estimates, t_interval
+from skdp.linear_model._intervals import CI_METHODS, split_estimates, t_bounds, t_interval
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 
@@ -351,8 +350,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
         se = self._standard_errors(target)
         theta = np.append(self.coef_, self.intercept_) if self.fit_intercept else self.coef_
-        half = stats.t.ppf(1 - alpha / 2, df=self.estimates_.shape[0] - 1) * se
-        out = np.column_stack([theta - half, theta + half])
+        out = t_bounds(theta, se, self.estimates_.shape[0], alpha)
         if hasattr(self, "feature_names_in_"):
             return pd.DataFrame(out, index=self._coef_names(), columns=["lower", "upper"])
         return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["CI_METHODS", "split_estimates", "t_interval"]
+__all__ = ["CI_METHODS", "split_estimates", "t_bounds", "t_interval"]
 
 CI_METHODS = ("batched_means", "checkpoints", "independent_runs")
 
@@ -65,5 +65,10 @@ def t_interval(estimates: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndar
     m = estimates.shape[0]
     mean = estimates.mean(axis=0)
     se = estimates.std(axis=0, ddof=1) / np.sqrt(m)
+    return mean, se, t_bounds(mean, se, m, alpha)
+
+
+def t_bounds(center: np.ndarray, se: np.ndarray, m: int, alpha: float) -> np.ndarray:
+    """``center +- t_{1 - alpha/2, m - 1} * se`` as an array of shape (p, 2)."""
     half = stats.t.ppf(1.0 - alpha / 2.0, df=m - 1) * se
-    return mean, se, np.column_stack([mean - half, mean + half])
+    return np.column_stack([center - half, center + half])
