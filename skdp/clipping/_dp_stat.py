@@ -12,12 +12,12 @@ import numpy as np
 __all__ = ["dp_stat", "dp_stat_n_levels"]
 
 
-def dp_stat_n_levels(upper_bound: float, resolution: float) -> int:
-    """Number of noisy counts DP-STAT may release: ``ceil(log2(upper_bound / resolution))``.
+def dp_stat_n_levels(upper_bound: float, resolution: float, growth: float = 2.0) -> int:
+    """Number of noisy counts DP-STAT may release: ``ceil(log(upper_bound / resolution) / log(growth))``.
 
-    The candidate thresholds are ``resolution * 2**i`` for ``i = 0..L``; the
-    last one (at least ``upper_bound``) is returned without a test, so at most
-    L counts are released.
+    The candidate thresholds are ``resolution * growth**i`` for ``i = 0..L``;
+    the last one (at least ``upper_bound``) is returned without a test, so at
+    most L counts are released.
     """
     upper_bound = float(upper_bound)
     resolution = float(resolution)
@@ -25,19 +25,23 @@ def dp_stat_n_levels(upper_bound: float, resolution: float) -> int:
         raise ValueError(f"upper_bound must be positive and finite, got {upper_bound}.")
     if not (np.isfinite(resolution) and 0 < resolution):
         raise ValueError(f"resolution must be positive and finite, got {resolution}.")
+    growth = float(growth)
+    if not (np.isfinite(growth) and growth > 1):
+        raise ValueError(f"growth must be a finite number > 1, got {growth}.")
     if resolution >= upper_bound:
         return 0
-    return int(math.ceil(math.log2(upper_bound / resolution) - 1e-12))
+    return int(math.ceil(math.log(upper_bound / resolution) / math.log(growth) - 1e-12))
 
 
 def dp_stat(values, *, target_count: float, upper_bound: float, resolution: float,
-            noise_std: float, rng: np.random.Generator) -> tuple[float, float]:
+            noise_std: float, rng: np.random.Generator,
+            growth: float = 2.0) -> tuple[float, float]:
     """Private threshold that at least ``target_count`` of the values lie below.
 
-    For ``i = 0, 1, ...`` the count ``c_i = #{j : values_j <= resolution * 2**i}``
+    For ``i = 0, 1, ...`` the count ``c_i = #{j : values_j <= resolution * growth**i}``
     is released with Gaussian noise of std ``noise_std``; the first level whose
     noisy count reaches ``target_count`` is returned, or the top level
-    ``resolution * 2**L`` (>= ``upper_bound``) if none does.
+    ``resolution * growth**L`` (>= ``upper_bound``) if none does.
 
     Parameters
     ----------
@@ -54,8 +58,13 @@ def dp_stat(values, *, target_count: float, upper_bound: float, resolution: floa
     resolution : float
         Discretisation width Delta: the smallest threshold.
     noise_std : float
-        Std of the noise on each count, > 0.
+        Std of the noise on each count, > 0 (ignored when L = 0).
     rng : numpy.random.Generator
+    growth : float, default=2.0
+        Ratio between consecutive levels; the paper doubles. A finer ratio
+        (e.g. ``sqrt(2)``) overshoots the quantile by less but releases more
+        counts (L grows as ``1 / log(growth)``), so each needs more noise for
+        the same mu.
 
     Returns
     -------
@@ -88,15 +97,17 @@ def dp_stat(values, *, target_count: float, upper_bound: float, resolution: floa
         raise ValueError(f"values must be 1-D, got shape {values.shape}.")
     if np.any(np.isnan(values)):
         raise ValueError("values contain NaN.")
+    n_levels = dp_stat_n_levels(upper_bound, resolution, growth)
+    if n_levels == 0:  # a single candidate: returned without reading the data
+        return float(resolution), 0.0
     noise_std = float(noise_std)
     if not (np.isfinite(noise_std) and noise_std > 0):
         raise ValueError(f"noise_std must be positive and finite, got {noise_std}.")
-    n_levels = dp_stat_n_levels(upper_bound, resolution)
     mu = math.sqrt(n_levels) / noise_std
     ordered = np.sort(values)
     for i in range(n_levels):
-        gamma = float(resolution) * 2.0**i
+        gamma = float(resolution) * float(growth)**i
         count = np.searchsorted(ordered, gamma, side="right")
         if count + noise_std * rng.standard_normal() >= target_count:
             return gamma, mu
-    return float(resolution) * 2.0**n_levels, mu
+    return float(resolution) * float(growth)**n_levels, mu
