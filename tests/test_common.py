@@ -7,7 +7,9 @@ from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import mu_from_epsilon_delta
+from skdp.density import PrivateGaussianDensity
 from skdp.linear_model import AdaSSPRegressor, DPAMBSSGDRegressor, DPLinearRegressionGD
+from skdp.moments import StreamingMomentEstimator
 
 
 def _test_instances():
@@ -18,6 +20,10 @@ def _test_instances():
         AdaSSPRegressor(epsilon=1e4, random_state=0, label_bound=10.0),
         DPAMBSSGDRegressor(epsilon=1e4, random_state=0),
         DPAMBSSGDRegressor(epsilon=1e4, random_state=0, variant="ssgd", clip_norm=10.0),
+        StreamingMomentEstimator(random_state=0),
+        StreamingMomentEstimator(method="pp", noise_shaping="nu", nu=0.1, diagonal_only=True,
+                                 random_state=0),
+        PrivateGaussianDensity(random_state=0),
     ]
 
 

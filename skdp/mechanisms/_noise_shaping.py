@@ -279,6 +279,11 @@ class CorrelatedNoise:
             self._w = np.empty((0,) + self.dim)
         self.horizon = None if self._C is None else self._C.shape[0]
 
+    @property
+    def independent(self) -> bool:
+        """True for ``'identity'``: the noise of each step is drawn on its own."""
+        return self._kind == "identity"
+
     def sensitivity_factor(self, n: int | None = None) -> float:
         """Largest column norm of C over a horizon n (see :func:`sensitivity_factor`)."""
         if self._kind == "identity":
@@ -286,6 +291,40 @@ class CorrelatedNoise:
         if self._C is not None:
             return sensitivity_factor(self._C if n is None else self._C[:n, :n])
         return toeplitz_sensitivity_factor(self._nu, n)
+
+    def step_variances(self, t0: int, t1: int) -> np.ndarray:
+        """Variance of each entry of ``[C^{-1} Z]_k`` for steps ``t0 <= k < t1``.
+
+        That is the squared norm of row k of C^{-1}; a known constant, used
+        to remove the bias of squared noise (papers/000, Algorithm 6).
+        """
+        if self._kind == "identity":
+            return np.ones(t1 - t0)
+        if self._C is None:
+            return np.cumsum(self._coefficients(t1) ** 2)[t0:t1]
+        return np.sum(self._inverse()[t0:t1] ** 2, axis=1)
+
+    def average_variances(self, t0: int, t1: int) -> np.ndarray:
+        """Variance of each entry of the running average of the noise, steps ``t0 <= t < t1``.
+
+        Row t (0-based) of ``V C^{-1}``, with V the average workload, is the
+        mean of rows 0..t of C^{-1}; this returns its squared norm.
+        """
+        t = np.arange(t0 + 1, t1 + 1, dtype=float)
+        if self._kind == "identity":
+            return 1.0 / t
+        if self._C is None:
+            # (V C^{-1})[t, j] = B_{t-j} / (t + 1) with B the partial sums of
+            # the coefficients of C^{-1}.
+            partial = np.cumsum(self._coefficients(t1))
+            return np.cumsum(partial**2)[t0:t1] / t**2
+        sums = np.cumsum(self._inverse()[:t1], axis=0)[t0:t1]
+        return np.sum(sums**2, axis=1) / t**2
+
+    def _inverse(self) -> np.ndarray:
+        if getattr(self, "_C_inv", None) is None:
+            self._C_inv = solve_triangular(self._C, np.eye(self._C.shape[0]), lower=True)
+        return self._C_inv
 
     def _coefficients(self, n: int) -> np.ndarray:
         if self._coef.shape[0] < n:  # grow geometrically, amortised O(1) per step

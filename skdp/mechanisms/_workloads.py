@@ -120,8 +120,19 @@ class WorkloadStream:
         self._sum = None          # running (weighted) sum of the rows
         self._window = None       # last k rows, for 'window'
 
-    def update(self, rows) -> np.ndarray:
-        """Feed a block of rows (first axis: steps); return their releases."""
+    def update(self, rows, out=None) -> np.ndarray:
+        """Feed a block of rows (first axis: steps); return their releases.
+
+        Parameters
+        ----------
+        rows : array-like of shape (m, ...)
+        out : ndarray of the same shape, optional
+            Where to write the releases (may be ``rows`` itself).
+
+        Returns
+        -------
+        ndarray of shape (m, ...)
+        """
         rows = np.asarray(rows, dtype=float)
         if rows.ndim == 0:
             raise ValueError("update expects a block of rows: an array with at least one axis.")
@@ -130,22 +141,19 @@ class WorkloadStream:
             self._sum = np.zeros(rows.shape[1:])
         elif rows.shape[1:] != self._sum.shape:
             raise ValueError(f"Rows of shape {rows.shape[1:]} after rows of shape {self._sum.shape}.")
+        if out is None:
+            out = np.empty_like(rows)
         if m == 0:
-            return rows.copy()
+            return out
         t0 = self.n_steps_seen
-        if self.kind == "exponential":
-            flat = rows.reshape(m, -1)
-            zi = (self.beta * self._sum).reshape(1, -1)
-            out, _ = lfilter([1.0], [1.0, -self.beta], flat, axis=0, zi=zi)
-            out = out.reshape(rows.shape)
-            self._sum = out[-1].copy()
-        elif self.kind in ("prefix", "average"):
-            out = np.cumsum(rows, axis=0) + self._sum
+        if self.kind == "window":
+            out[...] = self._update_window(rows)
+        else:
+            decay = self.beta if self.kind == "exponential" else 1.0
+            _accumulate(rows, self._sum, decay, out)
             self._sum = out[-1].copy()
             if self.kind == "average":
                 out /= np.arange(t0 + 1, t0 + m + 1).reshape((m,) + (1,) * (rows.ndim - 1))
-        else:
-            out = self._update_window(rows)
         self.n_steps_seen += m
         return out
 
@@ -163,3 +171,30 @@ class WorkloadStream:
         out = (csum[ends] - csum[starts]) / k
         self._window = both[-k:].copy()
         return out
+
+
+def _accumulate(rows: np.ndarray, start: np.ndarray, decay: float, out: np.ndarray) -> None:
+    """``out[i] = decay * out[i - 1] + rows[i]`` with ``out[-1] = start`` (out may be rows).
+
+    Wide rows go through a loop over steps (each a vectorised row operation):
+    numpy's cumsum and lfilter along the first axis are several times slower
+    there. Narrow rows use them.
+    """
+    m = rows.shape[0]
+    flat_rows, flat_out = rows.reshape(m, -1), out.reshape(m, -1)
+    width = flat_rows.shape[1]
+    if width >= 256 or m == 1:
+        prev = start.reshape(-1)
+        for i in range(m):
+            if decay != 1.0:
+                np.add(flat_rows[i], decay * prev, out=flat_out[i])
+            else:
+                np.add(prev, flat_rows[i], out=flat_out[i])
+            prev = flat_out[i]
+    elif decay == 1.0:
+        np.cumsum(flat_rows, axis=0, out=flat_out)
+        flat_out += start.reshape(1, -1)
+    else:
+        zi = (decay * start).reshape(1, -1)
+        flat_out[...] = lfilter([1.0], [1.0, -decay], flat_rows, axis=0, zi=zi)[0]
+
