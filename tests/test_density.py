@@ -139,3 +139,14 @@ def test_dataframes_and_bad_input():
         PrivateGaussianDensity(method="ime").fit(np.ones((3, 2)))
     with pytest.raises(ValueError, match="horizon"):
         PrivateGaussianDensity(n_steps=2).fit(np.ones((3, 2)))
+
+
+def test_pickled_density_keeps_releases_not_noise_state():
+    import pickle
+
+    X = _gaussian_rows(200)
+    dens = PrivateGaussianDensity(random_state=0).fit(X)
+    other = pickle.loads(pickle.dumps(dens))
+    np.testing.assert_array_equal(other.score_samples(X[:3]), dens.score_samples(X[:3]))
+    with pytest.raises(RuntimeError, match="secret noise state"):
+        other.partial_fit(X[:3])

@@ -284,3 +284,15 @@ def test_ssgd_variant_is_private_and_streams():
     reg.partial_fit(X[:3000], y[:3000]).partial_fit(X[3000:], y[3000:])
     assert reg.n_iter_ == 4000 and reg.batch_size_ == 1 and reg.clip_norms_ is None
     assert _excess_risk(reg, theta) < 0.05
+
+
+def test_pickles_drop_the_secret_noise_state():
+    import pickle
+
+    X, y, _ = _sphere_data(20_000, 3, 1.0, 8)
+    reg = DPAMBSSGDRegressor(random_state=0).fit(X[:10_000], y[:10_000])
+    other = pickle.loads(pickle.dumps(reg))
+    np.testing.assert_array_equal(other.predict(X[:5]), reg.predict(X[:5]))
+    with pytest.raises(RuntimeError, match="secret noise state"):
+        other.partial_fit(X[10_000:], y[10_000:])
+    reg.partial_fit(X[10_000:], y[10_000:])

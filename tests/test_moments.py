@@ -252,3 +252,18 @@ def test_stream_errors():
     assert est.n_steps_seen_ == 2  # the failed calls changed nothing
     est.partial_fit(np.ones((1, 2)))
     assert est.n_steps_seen_ == 3
+
+
+def test_pickles_drop_the_secret_noise_state():
+    import copy
+    import pickle
+
+    X = np.random.default_rng(4).normal(size=(20, 2)) / 3
+    est = StreamingMomentEstimator(noise_shaping="nu", nu=0.1, random_state=0).fit(X)
+    for other in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
+        np.testing.assert_array_equal(other.second_moments_, est.second_moments_)
+        with pytest.raises(RuntimeError, match="secret noise state"):
+            other.partial_fit(X[:2])
+        assert other.fit(X).n_steps_seen_ == 20  # a new stream is fine
+    est.partial_fit(X[:2])  # the original continues
+    assert est.n_steps_seen_ == 22

@@ -242,7 +242,9 @@ once: **passing the same rows (or the same people) to** ``partial_fit``
 guarantee.** The first call (of ``fit``, or of ``partial_fit`` on a fresh
 estimator) fixes the step size, the burn-in (the first ``floor(T / 2)``
 iterates are not averaged) and the noise calibration; later changes to the
-parameters are ignored until the next ``fit``.
+parameters are ignored until the next ``fit``. The live object holds the
+noise generator (future noise); pickles and copies leave it out and cannot
+continue the pass.
 
 **Departures from papers/001**, all public constants (privacy is unchanged):
 noise is calibrated exactly (GDP) rather than by zCDP; the stat sample and
@@ -445,6 +447,16 @@ class DPAMBSSGDRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, B
         self._store(state)
         return self
 
+    def __getstate__(self):
+        # The stream's state holds its noise generator (and, for correlated
+        # noise, past noise draws): with it the noise could be subtracted from
+        # the releases. It is never pickled (nor deep-copied); an unpickled
+        # estimator keeps its releases but cannot continue the stream.
+        state = super().__getstate__()
+        if state.get("_state") is not None:
+            state = {**state, "_state": None}
+        return state
+
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
         """Continue the single pass with new rows (no further budget; see Notes).
@@ -461,6 +473,9 @@ class DPAMBSSGDRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, B
         -------
         self : DPAMBSSGDRegressor
         """
+        if getattr(self, "_state", False) is None:
+            raise RuntimeError("This estimator was pickled or copied: its secret noise state is not "
+                               "kept, so the stream cannot continue. Call fit to start a new one.")
         first = not hasattr(self, "_state")
         X, y = validate_data(self, X, y, y_numeric=True, reset=first, ensure_min_samples=2 if first
                              else 1, dtype=np.float64)

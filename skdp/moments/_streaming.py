@@ -144,7 +144,10 @@ with the maximum over the columns of C1 and C2, so it holds for any noise
 shaping; or the norm of the concatenated row), 'ime' two mechanisms whose
 GDP budgets compose exactly, and 'pp' one mechanism on the rows followed by
 post-processing. ``partial_fit`` continues the same stream without further
-charges; ``fit`` starts (and pays for) a new one.
+charges; ``fit`` starts (and pays for) a new one. The fitted object holds the
+stream's noise generator and past noise, which would let anyone subtract
+the noise: publish the release attributes, not the live object. Pickles and
+copies leave that state out (they cannot continue the stream).
 
 **Departures from papers/000**: the noise is calibrated exactly (GDP), and
 IME splits ``mu**2`` rather than (epsilon, delta); the joint sensitivity is
@@ -379,6 +382,16 @@ class StreamingMomentEstimator(DPEstimatorMixin, BaseEstimator):
         self._publish(state)
         return self
 
+    def __getstate__(self):
+        # The stream's state holds its noise generator (and, for correlated
+        # noise, past noise draws): with it the noise could be subtracted from
+        # the releases. It is never pickled (nor deep-copied); an unpickled
+        # estimator keeps its releases but cannot continue the stream.
+        state = super().__getstate__()
+        if state.get("_state") is not None:
+            state = {**state, "_state": None}
+        return state
+
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Append the rows of X to the stream (the first call starts it and charges the budget).
@@ -397,6 +410,9 @@ class StreamingMomentEstimator(DPEstimatorMixin, BaseEstimator):
         -------
         self : StreamingMomentEstimator
         """
+        if getattr(self, "_state", False) is None:
+            raise RuntimeError("This estimator was pickled or copied: its secret noise state is not "
+                               "kept, so the stream cannot continue. Call fit to start a new one.")
         first = not hasattr(self, "_state")
         X = validate_data(self, X, reset=first, dtype=np.float64)
         state = self._start(X.shape[1], None, X.shape[0]) if first else self._state
