@@ -11,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skdp.accounting import BudgetAccountant, epsilon_from_mu, mu_from_epsilon_delta
 from skdp.utils._sklearn import HasMethods, Interval
 
-__all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "PrivacySpent"]
+__all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "PrivacySpent",
+           "StreamStateMixin"]
 
 
 class PrivacySpent(NamedTuple):
@@ -87,3 +88,28 @@ class LinearPredictMixin:
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_ + self.intercept_
+
+
+class StreamStateMixin:
+    """Keeps a stream's secret state (``self._state``) out of pickles and copies.
+
+    Estimators that continue a stream with ``partial_fit`` hold their noise
+    generator (future noise) and, for correlated noise, past noise draws;
+    with those the noise could be subtracted from the releases. Pickles and
+    deep copies leave the state out; such a copy keeps its fitted attributes
+    but cannot continue the stream.
+    """
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if state.get("_state") is not None:
+            state = {**state, "_state": None}
+        return state
+
+    def _stream_started(self) -> bool:
+        """False before the first call; raises on a copy whose stream state was dropped."""
+        if getattr(self, "_state", False) is None:
+            raise RuntimeError("This estimator was pickled or copied: its secret noise state is not "
+                               "kept, so the stream cannot continue. Call fit to start a new one.")
+        return hasattr(self, "_state")
+

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
 from skdp.clipping import clipped_gradient_sum, dp_stat, dp_stat_n_levels
 from skdp.linear_model._dp_ssgd import dp_ssgd
 from skdp.mechanisms import gaussian_noise, make_rng
@@ -275,7 +275,8 @@ Examples
 """
 
 
-class DPAMBSSGDRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, BaseEstimator):
+class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
+                         BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
 
     _parameter_constraints: dict = {
@@ -447,16 +448,6 @@ class DPAMBSSGDRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, B
         self._store(state)
         return self
 
-    def __getstate__(self):
-        # The stream's state holds its noise generator (and, for correlated
-        # noise, past noise draws): with it the noise could be subtracted from
-        # the releases. It is never pickled (nor deep-copied); an unpickled
-        # estimator keeps its releases but cannot continue the stream.
-        state = super().__getstate__()
-        if state.get("_state") is not None:
-            state = {**state, "_state": None}
-        return state
-
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
         """Continue the single pass with new rows (no further budget; see Notes).
@@ -473,10 +464,7 @@ class DPAMBSSGDRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, B
         -------
         self : DPAMBSSGDRegressor
         """
-        if getattr(self, "_state", False) is None:
-            raise RuntimeError("This estimator was pickled or copied: its secret noise state is not "
-                               "kept, so the stream cannot continue. Call fit to start a new one.")
-        first = not hasattr(self, "_state")
+        first = not self._stream_started()
         X, y = validate_data(self, X, y, y_numeric=True, reset=first, ensure_min_samples=2 if first
                              else 1, dtype=np.float64)
         state = self._first_call(X, y) if first else self._state

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, StreamStateMixin
 from skdp.clipping import clip_rows
 from skdp.mechanisms import (
     WORKLOADS,
@@ -182,7 +182,7 @@ True
 """
 
 
-class StreamingMomentEstimator(DPEstimatorMixin, BaseEstimator):
+class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
 
     _parameter_constraints: dict = {
@@ -382,16 +382,6 @@ class StreamingMomentEstimator(DPEstimatorMixin, BaseEstimator):
         self._publish(state)
         return self
 
-    def __getstate__(self):
-        # The stream's state holds its noise generator (and, for correlated
-        # noise, past noise draws): with it the noise could be subtracted from
-        # the releases. It is never pickled (nor deep-copied); an unpickled
-        # estimator keeps its releases but cannot continue the stream.
-        state = super().__getstate__()
-        if state.get("_state") is not None:
-            state = {**state, "_state": None}
-        return state
-
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Append the rows of X to the stream (the first call starts it and charges the budget).
@@ -410,10 +400,7 @@ class StreamingMomentEstimator(DPEstimatorMixin, BaseEstimator):
         -------
         self : StreamingMomentEstimator
         """
-        if getattr(self, "_state", False) is None:
-            raise RuntimeError("This estimator was pickled or copied: its secret noise state is not "
-                               "kept, so the stream cannot continue. Call fit to start a new one.")
-        first = not hasattr(self, "_state")
+        first = not self._stream_started()
         X = validate_data(self, X, reset=first, dtype=np.float64)
         state = self._start(X.shape[1], None, X.shape[0]) if first else self._state
         self._advance(state, X)
