@@ -62,6 +62,9 @@ def figure5():
 
 
 def test_figure_5_jme_beats_pp_from_step_20(figure5):
+    # The benchmark (1000 runs) measures at t = 20 KL 67 (sd 51) for JME and
+    # 145 (sd 121) for debiased PP: over 200 runs the means have sd 3.6 and
+    # 8.6, so the gap of 78 is > 8 sd of the difference; it widens with t.
     assert np.all(figure5["jme"][19:] < figure5["pp"][19:])
     assert np.all(figure5["jme"][19:] < figure5["pp_biased"][19:])
     assert figure5["jme"][-1] < figure5["jme"][19]  # and it improves along the stream

@@ -267,8 +267,9 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         d = n_features
         kind1 = self.workload
         kind2 = self.second_workload or self.workload
-        for kind in {kind1, kind2}:  # fail early on a missing beta / window
-            WorkloadStream(kind, beta=self.beta, k=self.window)
+        # Built first: they fail early on a missing beta / window.
+        work1 = WorkloadStream(kind1, beta=self.beta, k=self.window)
+        work2 = WorkloadStream(kind2, beta=self.beta, k=self.window)
         horizon = self._horizon(n_rows)
         if horizon is not None and first_block > horizon:
             raise ValueError(f"The stream's horizon is n_steps={horizon}; "
@@ -298,8 +299,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             method=self.method, debias=self.debias, diagonal_only=self.diagonal_only,
             noise1=CorrelatedNoise(shape1, d, rng1, nu=self.nu),
             noise2=None if std2 is None else CorrelatedNoise(shape2, row2, rng2, nu=self.nu),
-            work1=WorkloadStream(kind1, beta=self.beta, k=self.window),
-            work2=WorkloadStream(kind2, beta=self.beta, k=self.window),
+            work1=work1, work2=work2,
             Y=_Buffer((d,), capacity), S=_Buffer(row2, capacity), t=0,
         )
 
@@ -318,29 +318,24 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         diag = state["diagonal_only"]
         step = max(1, _CHUNK_ENTRIES // (d * d))
         noise1, noise2 = state["noise1"], state["noise2"]
-        whole = {}
-
-        def draw(noise, a, b):
-            # Independent noise is drawn chunk by chunk (small temporaries);
-            # correlated noise for the whole block at once (one FFT, not one
-            # per chunk). Both give the same numbers as row-by-row draws.
-            if noise.independent:
-                return noise.next(b - a)
-            if id(noise) not in whole:
-                whole[id(noise)] = noise.next(m)
-            return whole[id(noise)][a:b].copy()
+        # Independent noise is drawn chunk by chunk (small temporaries);
+        # correlated noise for the whole block at once (one FFT, not one per
+        # chunk). Both give the same numbers as row-by-row draws.
+        block1 = None if noise1.independent else noise1.next(m)
+        block2 = None if noise2 is None or noise2.independent else noise2.next(m)
 
         for a in range(0, m, step):
             b = min(m, a + step)
-            x_hat = X[a:b] + state["std1"] * draw(noise1, a, b)
+            n1 = noise1.next(b - a) if block1 is None else block1[a:b]
+            x_hat = X[a:b] + state["std1"] * n1
             if state["method"] == "pp":
                 var = None
                 if state["debias"]:
                     var = state["std1"] ** 2 * noise1.step_variances(t0 + a, t0 + b)
                 second = pp_second_moment_inputs(x_hat, var, diagonal_only=diag)
             else:
-                second = draw(noise2, a, b)
-                second *= state["std2"]
+                second = noise2.next(b - a) if block2 is None else block2[a:b]
+                second *= state["std2"]  # in place: each slice is used once
                 if diag:
                     second += X[a:b] ** 2
                 else:
