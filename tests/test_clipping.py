@@ -60,8 +60,29 @@ def test_intercept_column_is_clipped_with_the_row():
     R = rng.normal(size=(50, 2))
     np.testing.assert_allclose(clipped_gradient_sum(X, R, 0.8, fit_intercept=True),
                                _clip_each(Xa[:, :, None] * R[:, None, :], 0.8))
-    with pytest.raises(ValueError, match="intercept"):
-        clipped_gradient_sum(X, r, 0.8, fit_intercept=True, scale=np.ones(3))
+    s = rng.uniform(0.5, 2.0, size=4)  # the intercept's scale last
+    np.testing.assert_allclose(clipped_gradient_sum(X, r, 0.8, fit_intercept=True, scale=s),
+                               _clip_each(Xa * r[:, None] * s, 0.8), rtol=1e-12)
+    S = rng.uniform(0.5, 2.0, size=(4, 2))
+    np.testing.assert_allclose(clipped_gradient_sum(X, R, 0.8, fit_intercept=True, scale=S),
+                               _clip_each(Xa[:, :, None] * R[:, None, :] * S, 0.8), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_sum_of_squared_clipped_gradients_matches_materialised(fit_intercept, multiclass):
+    rng = make_rng(6)
+    X = rng.normal(size=(60, 3))
+    Xa = np.hstack([X, np.ones((60, 1))]) if fit_intercept else X
+    R = rng.normal(size=(60, 2)) * 3 if multiclass else rng.normal(size=60) * 3
+    G = Xa[:, :, None] * R[:, None, :] if multiclass else Xa * R[:, None]
+    norms = np.linalg.norm(G.reshape(60, -1), axis=1)
+    clipped = G * np.minimum(1, 0.8 / norms).reshape((60,) + (1,) * (G.ndim - 1))
+    total, square_total = clipped_gradient_sum(X, R, 0.8, fit_intercept=fit_intercept, squares=True)
+    np.testing.assert_allclose(total, clipped.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(square_total, (clipped**2).sum(axis=0), rtol=1e-12)
+    with pytest.raises(ValueError, match="squares"):
+        clipped_gradient_sum(X, R, 0.8, scale=np.ones(G.shape[1:]), squares=True)
 
 
 def test_logistic_gradient_sums_match_materialised():

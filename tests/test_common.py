@@ -8,7 +8,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import mu_from_epsilon_delta
 from skdp.density import PrivateGaussianDensity
-from skdp.linear_model import AdaSSPRegressor, DPAMBSSGDRegressor, DPLinearRegressionGD
+from skdp.linear_model import (
+    AdaSSPRegressor,
+    DPAMBSSGDRegressor,
+    DPLinearRegressionGD,
+    DPSGDClassifier,
+    DPSGDRegressor,
+)
 from skdp.moments import StreamingMomentEstimator
 
 
@@ -20,6 +26,13 @@ def _test_instances():
         AdaSSPRegressor(epsilon=1e4, random_state=0, label_bound=10.0),
         DPAMBSSGDRegressor(epsilon=1e4, random_state=0),
         DPAMBSSGDRegressor(epsilon=1e4, random_state=0, variant="ssgd", clip_norm=10.0),
+        # sklearn's accuracy checks use ~100 rows: several epochs at a large budget.
+        DPSGDRegressor(epsilon=1e4, epochs=50, random_state=0),
+        DPSGDRegressor(epsilon=1e4, optimizer="adam", private_moments="jme", noise="nu",
+                       epochs=50, learning_rate=0.05, n_steps=10_000, random_state=0),
+        DPSGDClassifier(epsilon=1e4, epochs=20, random_state=0),
+        DPSGDClassifier(epsilon=1e4, optimizer="adagrad", private_moments="scale_then_privatize",
+                        noise="nu", random_state=0),
         StreamingMomentEstimator(random_state=0),
         StreamingMomentEstimator(method="pp", noise_shaping="nu", nu=0.1, diagonal_only=True,
                                  random_state=0),
@@ -50,10 +63,12 @@ def _regression_data(n=400, p=3, seed=0):
 SKDP_INSTANCES = [DPLinearRegressionGD(epsilon=1.0, delta=1e-6),
                   AdaSSPRegressor(epsilon=1.0, delta=1e-6, label_bound=10.0),
                   # 400 rows are too few for DP-STAT's default margin at epsilon 0.5.
-                  DPAMBSSGDRegressor(epsilon=1.0, delta=1e-6, count_margin=0.0)]
+                  DPAMBSSGDRegressor(epsilon=1.0, delta=1e-6, count_margin=0.0),
+                  DPSGDRegressor(epsilon=1.0, delta=1e-6, optimizer="adam", noise="nu")]
 IDS = [type(e).__name__ for e in SKDP_INSTANCES]
 # Estimators whose non-private limit is least squares (not one-pass SGD).
-FULL_BATCH = [e for e in SKDP_INSTANCES if not isinstance(e, DPAMBSSGDRegressor)]
+FULL_BATCH = [e for e in SKDP_INSTANCES
+              if not isinstance(e, (DPAMBSSGDRegressor, DPSGDRegressor))]
 
 
 @pytest.mark.parametrize("estimator", SKDP_INSTANCES, ids=IDS)

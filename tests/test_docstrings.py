@@ -6,13 +6,15 @@ import pytest
 
 import skdp.accounting
 import skdp.clipping
+import skdp.datasets
 import skdp.density
 import skdp.linear_model
 import skdp.mechanisms
 import skdp.moments
+import skdp.optim
 
 MODULES = (skdp.accounting, skdp.clipping, skdp.mechanisms, skdp.moments, skdp.density,
-           skdp.linear_model)
+           skdp.linear_model, skdp.optim, skdp.datasets)
 PUBLIC = [(mod, name) for mod in MODULES
           for name in mod.__all__ if callable(getattr(mod, name))]
 

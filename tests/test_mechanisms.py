@@ -6,6 +6,7 @@ from skdp.mechanisms import (
     CorrelatedNoise,
     WorkloadStream,
     correlated_noise,
+    cyclic_sensitivity_factor,
     gaussian_noise,
     make_rng,
     noise_shaping_matrix,
@@ -260,3 +261,43 @@ def test_correlated_noise_variance_monte_carlo():
     expected = np.cumsum(beta**2)
     ratio = noise.var(axis=1, ddof=1) / expected
     assert np.all(np.abs(ratio - 1) < 5 * np.sqrt(2 / (reps - 1)))
+
+
+# -- several participations ----------------------------------------------------
+
+def _brute_participation(C, k, E):
+    gram = np.abs(C.T @ C)
+    return np.sqrt(max(gram[np.ix_(i + k * np.arange(E), i + k * np.arange(E))].sum()
+                       for i in range(k)))
+
+
+@pytest.mark.parametrize("kind, nu", [("sqrt", None), ("nu", 0.05), ("nu", 0.5)])
+@pytest.mark.parametrize("H, k, E", [(12, 3, 4), (15, 4, 3), (30, 4, 5), (7, 7, 1), (40, 10, 2)])
+def test_cyclic_factor_matches_brute_force(kind, nu, H, k, E):
+    C = noise_shaping_matrix(kind, H, nu=nu)
+    expected = _brute_participation(C, k, E)
+    assert cyclic_sensitivity_factor(kind, H, k, E, nu=nu) == pytest.approx(expected, rel=1e-12)
+    assert cyclic_sensitivity_factor(C, H, k, E) == pytest.approx(expected, rel=1e-12)
+
+
+def test_cyclic_factor_special_cases():
+    # Independent noise composes exactly: sqrt(epochs).
+    assert cyclic_sensitivity_factor("identity", 1000, 100, 9) == 3.0
+    # One participation: the largest column norm of C (column 0 for Toeplitz).
+    for nu in (0.0, 0.01, 0.3):
+        assert cyclic_sensitivity_factor("nu", 500, 500, 1, nu=nu) == pytest.approx(
+            toeplitz_sensitivity_factor(nu, 500), rel=1e-12)
+    # C^T C >= 0 for the Toeplitz families, so the bound is attained by a row
+    # whose (equal) contributions add up: check ||C d||^2 for that worst case.
+    H, k, E = 60, 12, 5
+    C = noise_shaping_matrix("nu", H, nu=0.1)
+    factor = cyclic_sensitivity_factor("nu", H, k, E, nu=0.1)
+    attained = max(np.linalg.norm(C[:, i + k * np.arange(E)].sum(axis=1)) for i in range(k))
+    assert attained == pytest.approx(factor, rel=1e-12)
+    # More epochs never lower the sensitivity; a longer horizon never does either.
+    assert cyclic_sensitivity_factor("nu", 600, 100, 6, nu=0.01) > \
+        cyclic_sensitivity_factor("nu", 600, 100, 5, nu=0.01)
+    assert cyclic_sensitivity_factor("nu", 900, 100, 5, nu=0.01) >= \
+        cyclic_sensitivity_factor("nu", 600, 100, 5, nu=0.01)
+    with pytest.raises(ValueError, match="period"):
+        cyclic_sensitivity_factor("sqrt", 10, 4, 3)

@@ -59,10 +59,12 @@ def clip_factors(norms, clip_norm: float) -> np.ndarray:
     >>> clip_factors([0.0, 0.5, 4.0], 2.0)
     array([1. , 1. , 0.5])
     """
-    clip_norm = _check_clip_norm(clip_norm)
-    norms = np.asarray(norms, dtype=float)
-    safe = np.where(norms > clip_norm, norms, clip_norm)
-    return np.minimum(1.0, clip_norm / safe)
+    return _factors(np.asarray(norms, dtype=float), _check_clip_norm(clip_norm))
+
+
+def _factors(norms: np.ndarray, clip_norm: float) -> np.ndarray:
+    # clip / max(norm, clip) = min(1, clip / norm), and 1 for a zero norm.
+    return clip_norm / np.maximum(norms, clip_norm)
 
 
 def clip_rows(X, clip_norm: float) -> np.ndarray:
@@ -135,12 +137,20 @@ def gradient_clip_factors(row_norms, residuals, clip_norm: float) -> np.ndarray:
         ``min(1, clip_norm / (||x_i|| ||r_i||))``.
     """
     residuals = np.asarray(residuals, dtype=float)
-    r_norms = np.abs(residuals) if residuals.ndim == 1 else np.linalg.norm(residuals, axis=1)
-    return clip_factors(np.asarray(row_norms, dtype=float) * r_norms, clip_norm)
+    return _gradient_factors(np.asarray(row_norms, dtype=float), residuals,
+                             _check_clip_norm(clip_norm))
+
+
+def _gradient_factors(row_norms, residuals, clip_norm):
+    if residuals.ndim == 1:
+        r_norms = np.abs(residuals)
+    else:
+        r_norms = np.sqrt(np.einsum("ij,ij->i", residuals, residuals))
+    return _factors(row_norms * r_norms, clip_norm)
 
 
 def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
-                         scale=None, fit_intercept: bool = False) -> np.ndarray:
+                         scale=None, fit_intercept: bool = False, squares: bool = False):
     """Sum of the clipped per-example gradients of a linear model.
 
     Computes ``sum_i clip(s * x_i r_i^T, clip_norm)`` as ``s * X^T (f * r)``
@@ -154,21 +164,29 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     row_norms : ndarray of shape (n,), optional
         Norms of the model's rows (``sqrt(||x_i||**2 + 1)`` with an
         intercept), if already known: they do not change between steps.
-    scale : ndarray of shape (p,) or (p, K), optional
+        Ignored with ``scale``.
+    scale : ndarray of shape (q,) or (q, K), optional
         Scale-then-privatize (papers/002, Algorithm 8): clip the scaled
         gradients ``s * g_i`` instead; the result is the sum in the scaled
         geometry. Undo it after adding noise with :func:`scale_then_privatize`.
-        Not combined with ``fit_intercept``.
+        q is p, or p + 1 with ``fit_intercept`` (the intercept's scale last).
     fit_intercept : bool, default=False
         Treat each row as ``(x_i, 1)``: the constant column is part of the
         clipped gradient (so the intercept cannot leak through an unclipped
         coordinate) without copying X; the result has one more row, last.
+    squares : bool, default=False
+        Also return ``sum_i clip(g_i)**2``, the sum of the element-wise
+        squares of the clipped gradients (the diagonal second moment of
+        papers/000, Theorem 4.3), as ``(X**2)^T (f**2 r**2)``. Not with
+        ``scale``.
 
     Returns
     -------
-    ndarray of shape (p,) or (p, K), or (p + 1,) / (p + 1, K) with an intercept
+    total : ndarray of shape (q,) or (q, K)
         Each clipped gradient has norm <= clip_norm, so replacing one row
         changes the sum by at most ``2 * clip_norm`` in L2.
+    square_total : ndarray of the same shape
+        Only with ``squares=True``.
 
     Examples
     --------
@@ -177,31 +195,47 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     >>> X = np.array([[1.0, 0.0], [0.0, 2.0]])
     >>> clipped_gradient_sum(X, np.array([3.0, 0.25]), clip_norm=1.0)
     array([1. , 0.5])
+    >>> clipped_gradient_sum(X, np.array([3.0, 0.25]), clip_norm=1.0, squares=True)[1]
+    array([1.  , 0.25])
     """
     X = np.asarray(X, dtype=float)
     residuals = np.asarray(residuals, dtype=float)
+    clip_norm = _check_clip_norm(clip_norm)
+    flat = residuals.ndim == 1
     if scale is None:
         if row_norms is None:
             sq = np.einsum("ij,ij->i", X, X)
             row_norms = np.sqrt(sq + 1.0 if fit_intercept else sq)
-        f = gradient_clip_factors(row_norms, residuals, clip_norm)
-        weighted = residuals * (f if residuals.ndim == 1 else f[:, None])
-        grad = X.T @ weighted
-        if fit_intercept:
-            grad = np.concatenate([grad, weighted.sum(axis=0, keepdims=True)])
-        return grad
-    if fit_intercept:
-        raise ValueError("scale is not supported with fit_intercept; append the column to X.")
+        f = _gradient_factors(np.asarray(row_norms, dtype=float), residuals, clip_norm)
+        weighted = residuals * (f if flat else f[:, None])
+        grad = _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
+        if not squares:
+            return grad
+        w2 = weighted * weighted
+        return grad, _add_intercept_row((X * X).T @ w2, w2, fit_intercept)
+    if squares:
+        raise ValueError("squares is not supported with scale.")
     scale = np.asarray(scale, dtype=float)
-    # ||s * x_i r_i^T||^2 = sum_k r_ik^2 sum_j s_jk^2 x_ij^2.
+    p = X.shape[1]
+    # ||s * g_i||^2 = sum_k r_ik^2 sum_j s_jk^2 x_ij^2 (x_i with a trailing 1).
     s2 = scale * scale
-    if residuals.ndim == 1:
-        norms = np.sqrt((X * X) @ s2) * np.abs(residuals)
-        f = clip_factors(norms, clip_norm)
-        return scale * (X.T @ (residuals * f))
-    norms = np.sqrt(np.sum(((X * X) @ s2) * residuals * residuals, axis=1))
-    f = clip_factors(norms, clip_norm)
-    return scale * (X.T @ (residuals * f[:, None]))
+    per_output = (X * X) @ s2[:p]
+    if fit_intercept:
+        per_output = per_output + s2[p]
+    r2 = residuals * residuals
+    norms = np.sqrt(per_output * r2 if flat else np.sum(per_output * r2, axis=1))
+    f = _factors(norms, clip_norm)
+    weighted = residuals * (f if flat else f[:, None])
+    return scale * _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
+
+
+def _add_intercept_row(grad, weighted, fit_intercept):
+    if not fit_intercept:
+        return grad
+    out = np.empty((grad.shape[0] + 1,) + grad.shape[1:])
+    out[:-1] = grad
+    out[-1] = weighted.sum(axis=0)
+    return out
 
 
 def scale_from_second_moment(second_moment, eps_stability: float = 1e-8) -> np.ndarray:

@@ -14,6 +14,7 @@ from skdp.mechanisms._noise_shaping import (
     toeplitz_coefficients,
     toeplitz_sensitivity_factor,
 )
+from skdp.mechanisms._participation import cyclic_sensitivity_factor
 from skdp.mechanisms._random import (
     gaussian_noise,
     is_secure_mode,
@@ -29,6 +30,7 @@ __all__ = [
     "CorrelatedNoise",
     "WorkloadStream",
     "correlated_noise",
+    "cyclic_sensitivity_factor",
     "gaussian_noise",
     "is_secure_mode",
     "make_rng",

@@ -1,0 +1,658 @@
+"""DP-SGD / DP-MF for linear and logistic models: papers/002 Algorithm 1 with its variants."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
+from skdp.clipping import clipped_gradient_sum, scale_from_second_moment
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.mechanisms import (
+    CorrelatedNoise,
+    cyclic_sensitivity_factor,
+    make_rng,
+    toeplitz_sensitivity_factor,
+)
+from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, private_step_inputs
+from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+
+__all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
+
+LOSSES = ("squared", "log", "multinomial")
+
+
+def _residuals(loss: str, X, y, coef, fit_intercept: bool):
+    """Derivative of the loss in the linear output: the per-example gradient is ``x r^T``."""
+    p = X.shape[1]
+    z = X @ coef[:p] + coef[p] if fit_intercept else X @ coef
+    if loss == "squared":
+        return z - y
+    if loss == "log":
+        return expit(z) - y
+    return softmax(z, axis=1) - y
+
+
+def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size: int,
+           clip_norm: float, noise, square_noise=None, noise_variances=None, n_epochs: int = 1,
+           fit_intercept: bool = True) -> np.ndarray:
+    """Private mini-batch training of a linear model, rows in the order given.
+
+    Step t takes the next batch of rows (``ceil(n / batch_size)`` steps per
+    epoch, the last batch of an epoch possibly smaller; every epoch visits
+    the rows in the same order), clips each per-example gradient to
+    ``clip_norm`` (:func:`~skdp.clipping.clipped_gradient_sum`), adds
+    ``noise[t]`` to the sum, and feeds the optimizer the private inputs of
+    :func:`~skdp.optim.private_step_inputs`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,) or (n, K)
+        Labels (squared loss), 0/1 labels ('log') or one-hot rows ('multinomial').
+    coef : ndarray of shape (q,) or (q, K)
+        Starting parameters, q = p + fit_intercept (the intercept last); not modified.
+    loss : {'squared', 'log', 'multinomial'}
+    optimizer : SGD, AdaGrad or Adam
+        A stepper from :mod:`skdp.optim` (its state carries over between calls).
+    private_moments : str
+        One of :data:`~skdp.optim.PRIVATE_MOMENTS`; only 'post_processing'
+        makes sense with :class:`~skdp.optim.SGD`.
+    batch_size : int
+    clip_norm : float
+    noise : ndarray of shape (n_epochs * ceil(n / batch_size), q[, K])
+        The noise of each step's gradient sum, ``std1 * [C^{-1} Z1]_t``.
+    square_noise : ndarray like noise, optional
+        The noise of each step's sum of squared gradients ('independent', 'jme').
+    noise_variances : ndarray of shape (n_steps,), optional
+        Variance of each entry of ``noise[t]`` ('bias_correction').
+    n_epochs : int, default=1
+    fit_intercept : bool, default=True
+
+    Returns
+    -------
+    ndarray like coef
+        The parameters after the last step.
+    """
+    n = X.shape[0]
+    b = int(batch_size)
+    per_epoch = -(-n // b)
+    if noise.shape[0] != n_epochs * per_epoch:
+        raise ValueError(f"noise has {noise.shape[0]} steps, expected {n_epochs * per_epoch}.")
+    squares = private_moments in ("independent", "jme")
+    scaled = private_moments == "scale_then_privatize"
+    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X) + (1.0 if fit_intercept else 0.0))
+    coef = np.array(coef, dtype=float)
+    t = 0
+    for _ in range(n_epochs):
+        for start in range(0, n, b):
+            Xb, yb = X[start:start + b], y[start:start + b]
+            r = _residuals(loss, Xb, yb, coef, fit_intercept)
+            extra = {}
+            if scaled:
+                v = optimizer.mean_square
+                scale = scale_from_second_moment(0.0 if v is None else v, optimizer.eps)
+                scale = np.broadcast_to(scale, coef.shape)
+                total = clipped_gradient_sum(Xb, r, clip_norm, scale=scale,
+                                             fit_intercept=fit_intercept)
+                extra["scale"] = scale
+            elif squares:
+                total, square_total = clipped_gradient_sum(Xb, r, clip_norm,
+                                                           row_norms=row_norms[start:start + b],
+                                                           fit_intercept=fit_intercept, squares=True)
+                extra.update(square_sum=square_total, square_noise=square_noise[t])
+            else:
+                total = clipped_gradient_sum(Xb, r, clip_norm, row_norms=row_norms[start:start + b],
+                                             fit_intercept=fit_intercept)
+            if noise_variances is not None:
+                extra["noise_variance"] = noise_variances[t]
+            grad, second, bias = private_step_inputs(private_moments, total, noise[t], Xb.shape[0],
+                                                     **extra)
+            if isinstance(optimizer, SGD):
+                coef = optimizer.step(coef, grad)
+            else:
+                coef = optimizer.step(coef, grad, second, bias)
+            t += 1
+    return coef
+
+
+_DOC = """Private %(model)s trained with SGD, AdaGrad or Adam, with independent or correlated noise.
+
+Mini-batch training (papers/002, Algorithm 1) of a linear model with the
+%(loss)s. Each step clips every per-example gradient to ``clip_norm`` (the
+intercept's coordinate included), adds Gaussian noise to their sum, and
+feeds the result to the optimizer. The noise is independent across steps
+(DP-SGD) or correlated by nu-DP-FTRL (papers/003, eq. 7), which cancels
+much of it over the course of training. For AdaGrad and Adam the second
+moment is made private in one of five ways (``private_moments``, see
+:mod:`skdp.optim`).
+
+Parameters
+----------
+%(epsilon)s
+%(delta)s
+optimizer : {'sgd', 'adagrad', 'adam'}, default='sgd'
+private_moments : {'post_processing', 'bias_correction', 'independent', \
+'jme', 'scale_then_privatize'}, default='post_processing'
+    How AdaGrad and Adam get their private second moment (papers/002
+    Algorithms 5-8; papers/000 Algorithm 2 for 'jme'); ignored by 'sgd',
+    which has none.
+noise : {'independent', 'nu'}, default='independent'
+    'independent' is DP-SGD; 'nu' is nu-DP-FTRL, whose noise at step t is
+    ``sum_k beta_k z_{t-k}`` with ``beta_k = (-1)^k binom(1/2, k) (1 - nu)^k``.
+nu : float, default=0.01
+    Damping of the 'nu' noise, in [0, 1); 0 is the square root of the
+    prefix-sum matrix. papers/003 suggests ``nu <= learning_rate *
+    (smallest eigenvalue of the Hessian)``; tune it like the learning rate.
+batch_size : int, default=64
+    Rows per step (at most n; the last batch of an epoch may be smaller).
+epochs : int, default=1
+    Passes over the data in ``fit``, in one fixed random order (see Notes).
+learning_rate : float or None, default=None
+    None means 0.1 for 'sgd' and 'adagrad' and 0.01 for 'adam'.
+clip_norm : float, default=1.0
+    Bound on the L2 norm of every per-example gradient.
+momentum : float, default=0.0
+    Heavy-ball momentum of 'sgd', in [0, 1).
+betas : tuple of float, default=(0.9, 0.999)
+    Decay rates of 'adam'.
+eps_stability : float or None, default=None
+    Floor of AdaGrad's and Adam's denominator, ``max(sqrt(v), eps)``, and
+    the eps of scale-then-privatize. None means the std of the noise on one
+    step's mean gradient, ``noise_std_ / batch_size_`` (public): below it the
+    private second moment cannot tell signal from noise, and the floor keeps
+    a second moment debiased to zero from blowing up the step.
+fit_intercept : bool, default=True
+    Fit an intercept through a constant 1 column that is part of every
+    clipped gradient.%(classes)s
+n_steps : int or None, default=None
+    Horizon of the 'nu' noise: the number of steps the stream may take,
+    across ``fit`` and later ``partial_fit`` calls (the sensitivity grows
+    with it). None means no horizon when ``nu > 0`` and the first call makes
+    one pass (the column norms of C converge; for ``nu >= 0.01`` this costs
+    under 1%% more noise than the horizon of a 100-step fit), and otherwise
+    (``nu = 0``, or several epochs) the steps of the first call, after which
+    ``partial_fit`` raises. Ignored with 'independent' noise, whose stream
+    has no horizon.
+%(accountant)s
+%(random_state)s
+
+Attributes
+----------
+coef_ : %(coef_shape)s
+intercept_ : %(intercept_shape)s%(classes_attr)s
+privacy_spent_ : PrivacySpent
+    ``(epsilon, delta, mu)`` of the stream started by the last ``fit`` (or
+    first ``partial_fit``).
+noise_std_ : float
+    Std of the noise on each step's sum of clipped gradients.
+second_noise_std_ : float
+    Std of the noise on each step's sum of squared clipped gradients
+    ('independent' and 'jme'; 0 otherwise).
+sensitivity_factor_ : float
+    kappa: the replace-one sensitivity of the gradient stream is
+    ``2 * clip_norm * kappa`` (see Notes).
+batch_size_ : int
+eps_stability_ : float
+horizon_ : int or None
+    The 'nu' noise's horizon (None for independent noise or an unbounded
+    'nu' stream).
+n_iter_ : int
+    Passes over data: ``epochs`` after ``fit``, plus one per ``partial_fit``.
+n_steps_ : int
+    Optimizer steps taken in the stream.
+n_features_in_ : int
+feature_names_in_ : ndarray of shape (n_features_in_,)
+    Only when X is a DataFrame with string column names.
+
+See Also
+--------
+%(see_also)s
+
+Notes
+-----
+**Guarantee.** Neighbouring datasets differ in one row replaced by another;
+n is public. Each per-example gradient has norm at most ``clip_norm``, so a
+replaced row changes a step's gradient sum by at most ``2 clip_norm``. The
+noise of step t is ``std [C^{-1} Z]_t`` with C = I ('independent') or the
+nu-DP-FTRL Toeplitz matrix; the whole run is the matrix mechanism on the
+(adaptively chosen) stream of gradient sums, mu-GDP for
+``std = 2 clip_norm kappa / mu``. The rows are put in a random order (drawn
+from ``random_state``, independent of the data) and every epoch follows it,
+so row i takes part in steps ``i, i + k, ..., i + (E - 1) k`` (k steps per
+epoch, E epochs), and
+
+    kappa = sqrt(max_i sum_{s, t in P_i} |(C^T C)_{st}|)
+
+(:func:`~skdp.mechanisms.cyclic_sensitivity_factor`, horizon ``n_steps``):
+``sqrt(E)`` for independent noise (E-fold composition, exact), the largest
+column norm of C for one epoch, and exact for the nu matrices, whose C^T C
+is positive. The noise of 'independent' and 'jme' second moments uses the
+same C and the same kappa (see :mod:`skdp.optim`). Shuffling amplification
+is not used: the guarantee holds for every order.
+
+**Streaming.** ``partial_fit`` makes one pass over new rows, each row in
+one step (single participation), and continues the optimizer and the noise
+stream where they stopped; no further budget is charged, because a new
+row's sensitivity (one column of C) is at most that of the first call's rows.
+This holds only if every row is new: **passing the same rows (or the same
+people) twice breaks the guarantee.** With 'nu' noise the stream stops at
+its horizon ``n_steps``. The first call fixes the calibration, the
+optimizer and the horizon; later parameter changes are ignored until the
+next ``fit``. The live object holds the noise generator and the past noise
+(with them the noise could be removed); pickles and copies leave them out
+and cannot continue the stream.
+
+**Departures**, all public choices: 'independent' and 'jme' privatise the
+sum of squared per-example gradients rather than the square of the batch
+mean (the same for batch size 1; :mod:`skdp.optim`); the stability
+constant is a floor, not a sum; noise is calibrated exactly in GDP.
+
+**Scale.** The defaults assume standardised features and, for regression,
+a label of order 1; ``clip_norm`` and ``learning_rate`` should be tuned
+(e.g. with ``GridSearchCV`` and a :class:`~skdp.accounting.BudgetAccountant`
+that pays for every fit).
+
+**Memory.** The 'nu' noise keeps every past noise draw, O(steps x
+coefficients); a buffered (BLT) approximation is not implemented.
+
+References
+----------
+Ganesh, McMahan & Thakurta (2025). On Design Principles for Private
+Adaptive Optimizers. Choquette-Choo et al. (2024). Correlated Noise
+Provably Beats Independent Noise for Differentially Private Learning.
+Kalinin, Upadhyay & Lampert (2025). Continual Release Moment Estimation
+with Differential Privacy.
+
+Examples
+--------
+%(example)s
+"""
+
+
+class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
+    """Shared fitting of DPSGDRegressor and DPSGDClassifier (targets differ)."""
+
+    _parameter_constraints: dict = {
+        **DPEstimatorMixin._parameter_constraints,
+        "optimizer": [StrOptions({"sgd", "adagrad", "adam"})],
+        "private_moments": [StrOptions(set(PRIVATE_MOMENTS))],
+        "noise": [StrOptions({"independent", "nu"})],
+        "nu": [Interval(Real, 0, 1, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "betas": ["array-like"],
+        "eps_stability": [Interval(Real, 0, None, closed="neither"), None],
+        "fit_intercept": ["boolean"],
+        "n_steps": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    _DEFAULT_LEARNING_RATE = {"sgd": 0.1, "adagrad": 0.1, "adam": 0.01}
+
+    # -- the first call: plan, calibrate, charge ------------------------------
+
+    def _start(self, n: int, n_outputs: int, epochs: int) -> dict:
+        q = self.n_features_in_ + int(self.fit_intercept)
+        shape = (q,) if n_outputs == 1 else (q, n_outputs)
+        b = min(int(self.batch_size), n)
+        per_epoch = -(-n // b)
+        steps = epochs * per_epoch
+        kind = "identity" if self.noise == "independent" else "nu"
+        horizon = None
+        if kind == "nu" and self.n_steps is not None:
+            horizon = int(self.n_steps)
+            if steps > horizon:
+                raise ValueError(f"This call takes {steps} steps, more than the horizon "
+                                 f"n_steps={horizon}.")
+        elif kind == "nu" and (epochs > 1 or self.nu == 0):
+            horizon = steps
+        if kind == "nu" and horizon is None:  # one participation on an unbounded stream
+            kappa = toeplitz_sensitivity_factor(self.nu)
+        else:
+            kappa = cyclic_sensitivity_factor(kind, horizon or steps, per_epoch, epochs, nu=self.nu)
+        variant = "post_processing" if self.optimizer == "sgd" else self.private_moments
+        mu = self._budget_mu()
+        std1, std2 = moment_noise_stds(variant, mu, self.clip_norm, int(np.prod(shape)), kappa)
+        eps = self.eps_stability if self.eps_stability is not None else std1 / b
+        lr = self.learning_rate or self._DEFAULT_LEARNING_RATE[self.optimizer]
+        if self.optimizer == "sgd":
+            optimizer = SGD(lr, momentum=self.momentum)
+        elif self.optimizer == "adagrad":
+            optimizer = AdaGrad(lr, eps=eps)
+        else:
+            optimizer = Adam(lr, betas=tuple(self.betas), eps=eps)
+        spent = self._charge(mu)  # before any noise is drawn
+        rng_order, rng1, rng2 = make_rng(self.random_state).spawn(3)
+        params = self.get_params(deep=False)
+        params.pop("accountant")
+        return dict(params=params, variant=variant, batch_size=b, horizon=horizon, kappa=kappa,
+                    std1=std1, std2=std2, eps=eps, optimizer=optimizer, spent=spent,
+                    rng_order=rng_order, noise1=CorrelatedNoise(kind, shape, rng1, nu=self.nu),
+                    noise2=CorrelatedNoise(kind, shape, rng2, nu=self.nu) if std2 else None,
+                    coef=np.zeros(shape), t=0, n_iter=0)
+
+    # -- one call: draw the noise, run the steps -------------------------------
+
+    def _run(self, X, Y, state: dict, epochs: int) -> dict:
+        prm, b = state["params"], state["batch_size"]
+        n = X.shape[0]
+        steps = epochs * -(-n // b)
+        t0 = state["t"]
+        if state["horizon"] is not None and t0 + steps > state["horizon"]:
+            raise ValueError(
+                f"The correlated-noise stream has horizon n_steps={state['horizon']} and has taken "
+                f"{t0} steps; these {n} rows need {steps} more. Set n_steps (the total number of "
+                "steps) before the first call to continue a stream with partial_fit.")
+        order = state["rng_order"].permutation(n)
+        noise = state["std1"] * state["noise1"].next(steps)
+        square_noise = state["std2"] * state["noise2"].next(steps) if state["noise2"] else None
+        variances = None
+        if state["variant"] == "bias_correction":
+            variances = state["std1"] ** 2 * state["noise1"].step_variances(t0, t0 + steps)
+        with np.errstate(over="ignore", invalid="ignore"):
+            coef = dp_sgd(X[order], Y[order], state["coef"], loss=self._loss(Y),
+                          optimizer=state["optimizer"], private_moments=state["variant"],
+                          batch_size=b, clip_norm=prm["clip_norm"], noise=noise,
+                          square_noise=square_noise, noise_variances=variances, n_epochs=epochs,
+                          fit_intercept=prm["fit_intercept"])
+        if not np.all(np.isfinite(coef)):
+            raise FloatingPointError(
+                "Training produced non-finite parameters (floating-point overflow). Lower the "
+                "learning rate, or raise eps_stability for 'adagrad'/'adam'.")
+        return {**state, "coef": coef, "t": t0 + steps, "n_iter": state["n_iter"] + epochs}
+
+    def _store(self, state: dict) -> None:
+        p = self.n_features_in_
+        coef = state["coef"]
+        fi = state["params"]["fit_intercept"]
+        self._set_coef(coef[:p], coef[p] if fi else np.zeros(coef.shape[1:]))
+        self.privacy_spent_ = state["spent"]
+        self.noise_std_, self.second_noise_std_ = state["std1"], state["std2"]
+        self.sensitivity_factor_ = state["kappa"]
+        self.batch_size_, self.eps_stability_ = state["batch_size"], state["eps"]
+        self.horizon_ = state["horizon"]
+        self.n_iter_, self.n_steps_ = state["n_iter"], state["t"]
+        self._state = state
+
+    def _fit(self, X, Y, epochs: int, first: bool):
+        state = self._start(X.shape[0], 1 if Y.ndim == 1 else Y.shape[1], epochs) if first \
+            else self._state
+        self._store(self._run(X, Y, state, epochs))
+        return self
+
+
+class DPSGDRegressor(LinearPredictMixin, RegressorMixin, _BaseDPSGD):
+    __doc__ = _DOC % {
+        **PRIVACY_PARAMS_DOC, "model": "linear regression", "loss": "squared loss "
+        "``(x . w + b - y)**2 / 2``", "classes": "", "classes_attr": "",
+        "coef_shape": "ndarray of shape (n_features,)", "intercept_shape": "float",
+        "see_also": "DPLinearRegressionGD : Full-batch DP-GD with confidence intervals.\n"
+                    "DPAMBSSGDRegressor : One pass with private adaptive clipping.",
+        "example": """>>> import numpy as np
+>>> from skdp.linear_model import DPSGDRegressor
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(20_000, 3))
+>>> y = X @ np.array([1.0, -0.5, 0.25]) + 0.1 * rng.normal(size=20_000)
+>>> reg = DPSGDRegressor(epsilon=1.0, noise="nu", optimizer="adam", random_state=0)
+>>> reg.fit(X, y).coef_.round(1)
+array([ 1. , -0.5,  0.2])"""}
+
+    def __init__(self, *, epsilon=1.0, delta=1e-6, optimizer="sgd",
+                 private_moments="post_processing", noise="independent", nu=0.01, batch_size=64,
+                 epochs=1, learning_rate=None, clip_norm=1.0, momentum=0.0, betas=(0.9, 0.999),
+                 eps_stability=None, fit_intercept=True, n_steps=None, accountant=None,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.optimizer = optimizer
+        self.private_moments = private_moments
+        self.noise = noise
+        self.nu = nu
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.clip_norm = clip_norm
+        self.momentum = momentum
+        self.betas = betas
+        self.eps_stability = eps_stability
+        self.fit_intercept = fit_intercept
+        self.n_steps = n_steps
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @staticmethod
+    def _loss(Y):
+        return "squared"
+
+    def _set_coef(self, coef, intercept):
+        self.coef_, self.intercept_ = coef, float(intercept)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train for ``epochs`` passes, starting a fresh stream (and a fresh charge).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : DPSGDRegressor
+        """
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        return self._fit(X, y, self.epochs, first=True)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """One pass over new rows, continuing the stream (no further budget; see Notes).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : DPSGDRegressor
+        """
+        first = not self._stream_started()
+        X, y = validate_data(self, X, y, y_numeric=True, reset=first, dtype=np.float64)
+        return self._fit(X, y, 1, first=first)
+
+
+class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
+    __doc__ = _DOC % {
+        **PRIVACY_PARAMS_DOC, "model": "logistic regression",
+        "loss": "logistic loss (binary) or multinomial logistic loss (three or more classes)",
+        "classes": """
+classes : array-like or None, default=None
+    The labels, known in advance (public). None reads them from ``y`` in the
+    first call, which releases which labels occur in the data outside the
+    guarantee (a :class:`~skdp.exceptions.PrivacyLeakWarning` says so).
+    Labels outside ``classes`` raise.""",
+        "classes_attr": """
+classes_ : ndarray of shape (n_classes,)""",
+        "coef_shape": "ndarray of shape (1, n_features) or (n_classes, n_features)",
+        "intercept_shape": "ndarray of shape (1,) or (n_classes,)",
+        "see_also": "DPSGDRegressor : The same training for the squared loss.",
+        "example": """>>> import numpy as np
+>>> from skdp.linear_model import DPSGDClassifier
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(20_000, 2))
+>>> y = (X @ np.array([2.0, -1.0]) + rng.logistic(size=20_000) > 0).astype(int)
+>>> clf = DPSGDClassifier(epsilon=1.0, classes=[0, 1], optimizer="adam", random_state=0)
+>>> round(clf.fit(X, y).score(X, y), 2)
+0.79"""}
+
+    _parameter_constraints: dict = {**_BaseDPSGD._parameter_constraints,
+                                    "classes": ["array-like", None]}
+
+    def __init__(self, *, epsilon=1.0, delta=1e-6, optimizer="sgd",
+                 private_moments="post_processing", noise="independent", nu=0.01, batch_size=64,
+                 epochs=1, learning_rate=None, clip_norm=1.0, momentum=0.0, betas=(0.9, 0.999),
+                 eps_stability=None, fit_intercept=True, classes=None, n_steps=None,
+                 accountant=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.optimizer = optimizer
+        self.private_moments = private_moments
+        self.noise = noise
+        self.nu = nu
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.clip_norm = clip_norm
+        self.momentum = momentum
+        self.betas = betas
+        self.eps_stability = eps_stability
+        self.fit_intercept = fit_intercept
+        self.classes = classes
+        self.n_steps = n_steps
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @staticmethod
+    def _loss(Y):
+        return "log" if Y.ndim == 1 else "multinomial"
+
+    def _set_coef(self, coef, intercept):
+        self.coef_ = np.atleast_2d(coef.T).copy() if coef.ndim == 2 else coef[None, :].copy()
+        self.intercept_ = np.atleast_1d(np.asarray(intercept, dtype=float)).copy()
+
+    def _label_set(self, y, classes):
+        """The public label set: given, or read from y with a PrivacyLeakWarning."""
+        if classes is None:
+            classes = self.classes
+        if classes is None:
+            warnings.warn("classes=None: the label set is read from y, which releases which "
+                          "labels occur in the private data. Pass classes=[...] (public) to "
+                          "avoid this.", PrivacyLeakWarning, stacklevel=4)
+            classes = np.unique(y)
+        classes = np.unique(np.asarray(classes))
+        if classes.shape[0] < 2:
+            raise ValueError(f"DPSGDClassifier needs at least two classes; the label set has "
+                             f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''}: "
+                             f"{classes.tolist()}.")
+        return classes
+
+    def _encode(self, y):
+        """Targets for the loss: 0/1 floats (binary) or one-hot rows; labels must be known."""
+        idx = np.searchsorted(self.classes_, y)
+        idx = np.clip(idx, 0, self.classes_.shape[0] - 1)
+        unknown = self.classes_[idx] != y
+        if np.any(unknown):
+            raise ValueError(f"y has labels that are not in classes {self.classes_.tolist()}: "
+                             f"{np.unique(np.asarray(y)[unknown]).tolist()[:5]}.")
+        if self.classes_.shape[0] == 2:
+            return idx.astype(np.float64)
+        return np.eye(self.classes_.shape[0])[idx]
+
+    def _validate(self, X, y, reset):
+        X, y = validate_data(self, X, y, reset=reset, dtype=np.float64)
+        check_classification_targets(y)
+        return X, y
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train for ``epochs`` passes, starting a fresh stream (and a fresh charge).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : DPSGDClassifier
+        """
+        X, y = self._validate(X, y, reset=True)
+        self.classes_ = self._label_set(y, None)
+        return self._fit(X, self._encode(y), self.epochs, first=True)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """One pass over new rows, continuing the stream (no further budget; see Notes).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like or None, default=None
+            The label set, for the first call (as the ``classes`` parameter);
+            later calls must leave it None or pass the same labels.
+
+        Returns
+        -------
+        self : DPSGDClassifier
+        """
+        first = not self._stream_started()
+        X, y = self._validate(X, y, reset=first)
+        if first:
+            self.classes_ = self._label_set(y, classes)
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(f"classes={list(classes)} differs from the stream's classes "
+                             f"{self.classes_.tolist()}.")
+        return self._fit(X, self._encode(y), 1, first=first)
+
+    def decision_function(self, X):
+        """Linear scores (post-processing: no budget).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        scores = X @ self.coef_.T + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict_proba(self, X):
+        """Class probabilities from the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p1 = expit(scores)
+            return np.column_stack([1.0 - p1, p1])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Most probable class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        idx = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[idx]

@@ -1,0 +1,299 @@
+"""DPSGDRegressor / DPSGDClassifier: calibration, streaming, sklearn citizenship, papers' claims."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import skdp.linear_model._dpsgd as dpsgd_module
+from skdp.accounting import BudgetAccountant, epsilon_from_mu, mu_from_epsilon_delta
+from skdp.datasets import make_power_law_regression, make_sparse_logistic
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model import DPSGDClassifier, DPSGDRegressor
+from skdp.mechanisms import CorrelatedNoise, cyclic_sensitivity_factor, toeplitz_sensitivity_factor
+
+
+def _regression(n=2000, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    return X, X @ np.linspace(1.0, -0.5, p) + 0.3 + 0.1 * rng.normal(size=n)
+
+
+# -- calibration ---------------------------------------------------------------
+
+@pytest.mark.parametrize("noise", ["independent", "nu"])
+def test_noise_has_the_calibrated_scale(noise):
+    # With X = 0 and no intercept every gradient is 0, so with SGD at
+    # learning rate 1 the coefficients are -(1/b) sum_t noise_t: 2000 i.i.d.
+    # draws of a Gaussian whose variance is known in closed form.
+    n, p, b = 640, 2000, 64
+    T = n // b
+    est = DPSGDRegressor(epsilon=2.0, noise=noise, nu=0.05, batch_size=b, learning_rate=1.0,
+                         clip_norm=0.7, fit_intercept=False, random_state=0)
+    est.fit(np.zeros((n, p)), np.ones(n))
+    mu = mu_from_epsilon_delta(2.0, 1e-6)
+    kappa = 1.0 if noise == "independent" else toeplitz_sensitivity_factor(0.05)
+    assert est.noise_std_ == pytest.approx(2 * 0.7 * kappa / mu)
+    # Var of sum_t [C^{-1} Z]_t is T^2 times the variance of the running
+    # average at step T (CorrelatedNoise.average_variances; T for C = I).
+    gen = CorrelatedNoise("identity" if noise == "independent" else "nu", 1, None, nu=0.05)
+    expected = est.noise_std_**2 * T**2 * gen.average_variances(T - 1, T)[0] / b**2
+    # The sample variance of 2000 draws has relative sd sqrt(2 / 2000) =
+    # 0.032; 4 sd is 0.13.
+    assert np.var(est.coef_) / expected == pytest.approx(1.0, abs=0.13)
+    assert abs(np.mean(est.coef_)) < 4 * np.sqrt(expected / p)
+
+
+def test_several_epochs_pay_for_every_participation():
+    X, y = _regression(n=1000)
+    mu = mu_from_epsilon_delta(1.0, 1e-6)
+    ind = DPSGDRegressor(epochs=4, batch_size=100, random_state=0).fit(X, y)
+    assert ind.sensitivity_factor_ == pytest.approx(2.0)  # sqrt(4): exact composition
+    assert ind.noise_std_ == pytest.approx(2 * 1.0 * 2.0 / mu)
+    nu = DPSGDRegressor(epochs=4, batch_size=100, noise="nu", nu=0.1, random_state=0).fit(X, y)
+    assert nu.horizon_ == 40
+    assert nu.sensitivity_factor_ == pytest.approx(
+        cyclic_sensitivity_factor("nu", 40, 10, 4, nu=0.1))
+    assert nu.privacy_spent_.mu == pytest.approx(mu)
+
+
+def test_every_row_is_used_once_per_epoch_in_a_fixed_order(monkeypatch):
+    seen = []
+    original = dpsgd_module._residuals
+
+    def spy(loss, X, y, coef, fit_intercept):
+        seen.append(X[:, 0].copy())
+        return original(loss, X, y, coef, fit_intercept)
+
+    monkeypatch.setattr(dpsgd_module, "_residuals", spy)
+    n = 103
+    X = np.column_stack([np.arange(n, dtype=float), np.ones(n)])
+    DPSGDRegressor(epochs=3, batch_size=10, random_state=0).fit(X, np.zeros(n))
+    assert len(seen) == 3 * 11 and seen[10].shape == (3,)  # the last batch is smaller
+    epochs = [np.concatenate(seen[11 * e:11 * (e + 1)]) for e in range(3)]
+    for order in epochs:
+        np.testing.assert_array_equal(np.sort(order), np.arange(n))
+        np.testing.assert_array_equal(order, epochs[0])
+
+
+@pytest.mark.parametrize("optimizer, moments", [
+    ("sgd", "post_processing"), ("adagrad", "bias_correction"), ("adam", "independent"),
+    ("adam", "jme"), ("adagrad", "scale_then_privatize")])
+def test_every_variant_charges_exactly_the_budget(optimizer, moments):
+    X, y = _regression(n=20_000)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    est = DPSGDRegressor(epsilon=0.5, delta=1e-7, optimizer=optimizer, private_moments=moments,
+                         noise="nu", accountant=acc, random_state=0).fit(X, y)
+    eps, delta, mu = est.privacy_spent_
+    assert eps == pytest.approx(0.5) and delta == 1e-7
+    assert acc.spent_mu == pytest.approx(mu_from_epsilon_delta(0.5, 1e-7))
+    assert est.score(X, y) > 0.9  # measured 0.92-0.99 over seeds 0-2 (sgd lowest)
+    assert (est.second_noise_std_ > 0) == (moments in ("independent", "jme"))
+
+
+# -- streaming -----------------------------------------------------------------
+
+def test_partial_fit_continues_the_noise_stream_without_new_charges():
+    # On X = 0 (no signal) the coefficients are -(lr / b) * the sum of the
+    # noise, so two partial_fit calls equal one fit on all rows exactly when
+    # the correlated-noise stream continues where it stopped.
+    X, y = np.zeros((640, 5)), np.ones(640)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
+    kw = dict(noise="nu", nu=0.05, batch_size=64, learning_rate=1.0, fit_intercept=False,
+              random_state=3)
+    one = DPSGDRegressor(**kw).fit(X, y)
+    two = DPSGDRegressor(accountant=acc, **kw).partial_fit(X[:384], y[:384])
+    two.partial_fit(X[384:], y[384:])
+    np.testing.assert_allclose(two.coef_, one.coef_, rtol=1e-10, atol=1e-12)
+    assert acc.spent_mu == pytest.approx(two.privacy_spent_.mu)  # charged once
+    assert two.n_steps_ == 10 and two.n_iter_ == 2 and two.horizon_ is None
+
+
+def test_correlated_stream_stops_at_its_horizon():
+    X, y = _regression(n=640)
+    est = DPSGDRegressor(noise="nu", nu=0.0, batch_size=64, random_state=0).fit(X, y)
+    assert est.horizon_ == 10
+    with pytest.raises(ValueError, match="horizon"):
+        est.partial_fit(X[:64], y[:64])
+    est = DPSGDRegressor(noise="nu", nu=0.0, batch_size=64, n_steps=15, random_state=0)
+    est.fit(X, y).partial_fit(X[:320], y[:320])
+    assert est.n_steps_ == 15
+    assert est.sensitivity_factor_ == pytest.approx(toeplitz_sensitivity_factor(0.0, 15))
+    with pytest.raises(ValueError, match="horizon"):
+        est.partial_fit(X[:64], y[:64])
+    with pytest.raises(ValueError, match="more than the horizon"):
+        DPSGDRegressor(noise="nu", n_steps=5, batch_size=64).fit(X, y)
+    # Independent noise has no horizon: fit, then continue.
+    DPSGDRegressor(random_state=0).fit(X, y).partial_fit(X, y)
+
+
+def test_pickles_drop_the_secret_noise_state():
+    X, y = _regression(n=500)
+    est = DPSGDRegressor(noise="nu", random_state=0).fit(X, y)
+    copy = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(copy.predict(X), est.predict(X))
+    with pytest.raises(RuntimeError, match="secret noise state"):
+        copy.partial_fit(X, y)
+
+
+# -- accuracy ------------------------------------------------------------------
+
+def test_huge_epsilon_without_clipping_is_least_squares():
+    X, y = _regression(n=400)
+    est = DPSGDRegressor(epsilon=1e7, clip_norm=100.0, batch_size=20, epochs=200,
+                         learning_rate=0.05, random_state=0).fit(X, y)
+    ref = LinearRegression().fit(X, y)
+    # Noise: std 2 * 100 / 4467 / 20 = 2.2e-3 per step on the mean gradient;
+    # with step 0.05 the stationary sd of a coefficient is about
+    # 2.2e-3 * sqrt(0.05 / 2) = 3.5e-4, and the SGD noise of batches of 20
+    # rows with residual sd 0.1 is 0.1 * sqrt(0.05 / 40) = 3.5e-3; 5e-2 is
+    # more than 10 sd of both.
+    np.testing.assert_allclose(est.coef_, ref.coef_, atol=5e-2)
+    assert est.intercept_ == pytest.approx(ref.intercept_, abs=5e-2)
+
+
+def test_huge_epsilon_classifier_is_logistic_regression():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    y = (rng.random(1000) < expit(X @ np.array([1.5, -1.0]) + 0.5)).astype(int)
+    est = DPSGDClassifier(epsilon=1e7, clip_norm=100.0, optimizer="adam", learning_rate=0.02,
+                          batch_size=50, epochs=100, classes=[0, 1], random_state=0).fit(X, y)
+    ref = LogisticRegression(C=np.inf).fit(X, y)
+    # Adam's stationary jitter at step 0.02 is of order 0.02 per coefficient.
+    np.testing.assert_allclose(est.coef_, ref.coef_, atol=0.1)
+    np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=0.03)
+
+
+# -- classifier API ------------------------------------------------------------
+
+def test_classifier_binary_and_multiclass_shapes():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 3))
+    y2 = np.where(X[:, 0] > 0, "yes", "no")
+    clf = DPSGDClassifier(classes=["no", "yes"], random_state=0).fit(X, y2)
+    assert clf.coef_.shape == (1, 3) and clf.intercept_.shape == (1,)
+    assert clf.decision_function(X).shape == (3000,)
+    P = clf.predict_proba(X)
+    assert P.shape == (3000, 2) and np.allclose(P.sum(axis=1), 1)
+    assert set(clf.predict(X)) <= {"no", "yes"} and clf.score(X, y2) > 0.8
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+    clf3 = DPSGDClassifier(classes=[0, 1, 2], epochs=3, optimizer="adam", random_state=0)
+    clf3.fit(X, y3)
+    assert clf3.coef_.shape == (3, 3) and clf3.intercept_.shape == (3,)
+    assert clf3.decision_function(X).shape == (3000, 3) and clf3.score(X, y3) > 0.7
+    np.testing.assert_allclose(clf3.predict_log_proba(X[:5]), np.log(clf3.predict_proba(X[:5])))
+
+
+def test_label_set_is_public_or_warned():
+    X, y = _regression(n=500)
+    labels = (y > 0).astype(int)
+    with pytest.warns(PrivacyLeakWarning, match="label set"):
+        DPSGDClassifier(random_state=0).fit(X, labels)
+    with pytest.raises(ValueError, match="not in classes"):
+        DPSGDClassifier(classes=[0, 2], random_state=0).fit(X, labels)
+    with pytest.raises(ValueError, match="1 class"):
+        DPSGDClassifier(classes=[1], random_state=0).fit(X, labels)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        DPSGDClassifier(classes=[0, 1]).fit(X, y)
+    clf = DPSGDClassifier(random_state=0).partial_fit(X, labels, classes=[0, 1])
+    clf.partial_fit(X[:100], labels[:100])
+    with pytest.raises(ValueError, match="differs"):
+        clf.partial_fit(X[:100], labels[:100], classes=[0, 1, 2])
+
+
+# -- sklearn citizenship ---------------------------------------------------------
+
+def test_dataframe_pipeline_and_gridsearch_with_an_accountant():
+    X, y = _regression(n=3000)
+    df = pd.DataFrame(X, columns=["age", "income", "score"])
+    acc = BudgetAccountant(epsilon=20.0, delta=1e-3)
+    pipe = make_pipeline(StandardScaler(), DPSGDRegressor(epsilon=0.5, accountant=acc,
+                                                          random_state=0))
+    grid = GridSearchCV(pipe, {"dpsgdregressor__noise": ["independent", "nu"],
+                               "dpsgdregressor__optimizer": ["sgd", "adam"]}, cv=3)
+    grid.fit(df, y)
+    # Every fit charges the one ledger: 4 candidates x 3 folds + the refit.
+    assert len(acc.ledger) == 13
+    assert acc.spent_mu == pytest.approx(np.sqrt(13) * mu_from_epsilon_delta(0.5, 1e-6))
+    assert list(grid.best_estimator_.feature_names_in_) == ["age", "income", "score"]
+    assert grid.best_score_ > 0.9
+    # The scaler sees the private data without noise: StandardScaler is not
+    # private; real pipelines scale with public constants.
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"optimizer": "rmsprop"}, "optimizer"), ({"private_moments": "clip"}, "private_moments"),
+    ({"noise": "laplace"}, "noise"), ({"nu": 1.0}, "nu"), ({"batch_size": 0}, "batch_size"),
+    ({"clip_norm": -1.0}, "clip_norm"), ({"epsilon": 0.0}, "epsilon"),
+    ({"betas": (0.9, 1.5), "optimizer": "adam"}, "betas")])
+def test_bad_parameters(params, match):
+    X, y = _regression(n=200)
+    with pytest.raises(ValueError, match=match):
+        DPSGDRegressor(**params).fit(X, y)
+
+
+# -- the papers' claims ----------------------------------------------------------
+
+def _test_loss(clf, X, y):
+    z = clf.decision_function(X)
+    return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
+
+def test_independent_moments_not_worse_than_post_processing_papers_002_5_1():
+    # papers/002 §5.1: 1000 rows (90% with x = 0), batch 1, one epoch, clip 1,
+    # noise multiplier 0.1 (std 0.1 on a step's gradient: replace-one mu =
+    # 2 / 0.1 = 20), AdaGrad on DP-MF noise (nu = 0, the optimal single-epoch
+    # factorization of the prefix sum), learning rate and floor tuned on a
+    # grid, 30 trials, test loss on 10,000 rows. The paper: 0.5981 vs 0.6010.
+    # benchmarks/dpsgd_adagrad_1d.py runs the larger grid and all variants.
+    Xte, yte = make_sparse_logistic(10_000, sparsity=0.0, random_state=12345)
+    eps = epsilon_from_mu(20.0, 1e-6)
+    grid = [(lr, floor) for lr in (0.1, 0.3, 1.0) for floor in (1e-3, 1.0)]
+    losses = {m: np.zeros((len(grid), 30)) for m in ("post_processing", "independent")}
+    for trial in range(30):
+        X, y = make_sparse_logistic(1000, random_state=trial)
+        for moments, table in losses.items():
+            for g, (lr, floor) in enumerate(grid):
+                clf = DPSGDClassifier(epsilon=eps, optimizer="adagrad", private_moments=moments,
+                                      noise="nu", nu=0.0, batch_size=1, clip_norm=1.0,
+                                      learning_rate=lr, eps_stability=floor, fit_intercept=False,
+                                      classes=[0, 1], random_state=trial).fit(X, y)
+                table[g, trial] = _test_loss(clf, Xte, yte)
+    best = {m: t[np.argmin(t.mean(axis=1))] for m, t in losses.items()}
+    diff = best["independent"] - best["post_processing"]
+    # Measured: 0.6037 vs 0.6064 (paired difference -0.0027, se 0.0008). The
+    # claim is the sign; allow no more than 1 paired se above zero.
+    assert diff.mean() <= diff.std(ddof=1) / np.sqrt(30)
+
+
+def test_nu_dp_ftrl_halves_the_excess_risk_of_dp_sgd_papers_003():
+    # papers/003: d = 20, eigenvalues k^-1.5, T = 20,000 rows in one pass at
+    # batch 1, the same (epsilon, delta), learning rate tuned on the same grid.
+    # Measured (benchmarks/dpftrl_linear_regression.py): at epsilon 4 the best
+    # excess risks are 1.2e-3 (nu = 0.001) and 1.3e-2 (independent), 10x
+    # apart; the test asks for 2x over two seeds.
+    lrs = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1]
+    risks = {}
+    for seed in range(2):
+        X, y, theta, h = make_power_law_regression(20_000, 20, random_state=seed)
+        for noise, nu in [("independent", 0.0), ("nu", 0.001), ("nu", 0.01)]:
+            for lr in lrs:
+                est = DPSGDRegressor(epsilon=4.0, noise=noise, nu=nu, batch_size=1,
+                                     learning_rate=lr, clip_norm=1.0, fit_intercept=False,
+                                     random_state=seed)
+                try:
+                    w = est.fit(X, y).coef_
+                    risk = 0.5 * np.sum(h * (w - theta) ** 2)
+                except FloatingPointError:
+                    risk = np.inf
+                risks.setdefault((noise, nu, lr), []).append(risk)
+    best = {}
+    for (noise, nu, lr), r in risks.items():
+        best[noise] = min(best.get(noise, np.inf), np.mean(r))
+    assert best["nu"] <= 0.5 * best["independent"]
