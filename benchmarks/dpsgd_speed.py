@@ -40,20 +40,25 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     rows = []
-    configs = [("regressor", "sgd", "independent", 1), ("regressor", "sgd", "nu", 1),
-               ("regressor", "sgd", "nu", 16), ("regressor", "sgd", "nu", 64),
-               ("regressor", "adam", "nu", 64), ("regressor", "sgd", "nu", 256),
-               ("classifier", "sgd", "nu", 64), ("classifier", "adam", "nu", 64)]
+    pp = "post_processing"
+    configs = [("regressor", "sgd", pp, "independent", 1), ("regressor", "sgd", pp, "nu", 1),
+               ("regressor", "sgd", pp, "nu", 16), ("regressor", "sgd", pp, "nu", 64),
+               ("regressor", "sgd", pp, "nu", 256), ("regressor", "adam", pp, "nu", 64),
+               ("regressor", "adam", "bias_correction", "nu", 64),
+               ("regressor", "adam", "jme", "nu", 64),
+               ("regressor", "adagrad", "scale_then_privatize", "nu", 64),
+               ("classifier", "sgd", pp, "nu", 64), ("classifier", "adam", "jme", "nu", 64)]
     for n, d in [(100_000, 20)]:
         X, y, _ = linear_data(n, d)
         labels = (y > 0).astype(int)
-        for kind, optimizer, noise, b in configs:
+        for kind, optimizer, moments, noise, b in configs:
+            kw = dict(optimizer=optimizer, private_moments=moments, noise=noise, batch_size=b,
+                      random_state=0)
             if kind == "regressor":
-                est = DPSGDRegressor(optimizer=optimizer, noise=noise, batch_size=b, random_state=0)
+                est = DPSGDRegressor(**kw)
                 target = y
             else:
-                est = DPSGDClassifier(optimizer=optimizer, noise=noise, batch_size=b,
-                                      classes=[0, 1], random_state=0)
+                est = DPSGDClassifier(classes=[0, 1], **kw)
                 target = labels
             dp, plain = [], []
             for r in range(args.repeats):
@@ -65,9 +70,9 @@ def main():
                 dp.append(t1 - t0)
                 plain.append(t2 - t1)
             a, c = float(np.median(dp)), float(np.median(plain))
-            rows.append([kind, optimizer, noise, b, n, d, 1e3 * c, 1e3 * a, a / c])
+            rows.append([kind, optimizer, moments, noise, b, n, d, 1e3 * c, 1e3 * a, a / c])
     print_table(f"One epoch, medians of {args.repeats} alternating runs (target ratio <= 3)",
-                ["model", "optimizer", "noise", "batch", "N", "d", "non-private (ms)",
+                ["model", "optimizer", "moments", "noise", "batch", "N", "d", "non-private (ms)",
                  "private (ms)", "ratio"], rows)
 
 

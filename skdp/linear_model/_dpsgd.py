@@ -125,7 +125,8 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
 _DOC = """Private %(model)s trained with SGD, AdaGrad or Adam, with independent or correlated noise.
 
 Mini-batch training (papers/002, Algorithm 1) of a linear model with the
-%(loss)s. Each step clips every per-example gradient to ``clip_norm`` (the
+%(loss)s.
+Each step clips every per-example gradient to ``clip_norm`` (the
 intercept's coordinate included), adds Gaussian noise to their sum, and
 feeds the result to the optimizer. The noise is independent across steps
 (DP-SGD) or correlated by nu-DP-FTRL (papers/003, eq. 7), which cancels
@@ -230,10 +231,11 @@ epoch, E epochs), and
 
     kappa = sqrt(max_i sum_{s, t in P_i} |(C^T C)_{st}|)
 
-(:func:`~skdp.mechanisms.cyclic_sensitivity_factor`, horizon ``n_steps``):
-``sqrt(E)`` for independent noise (E-fold composition, exact), the largest
-column norm of C for one epoch, and exact for the nu matrices, whose C^T C
-is positive. The noise of 'independent' and 'jme' second moments uses the
+(:func:`~skdp.mechanisms.cyclic_sensitivity_factor` over the horizon;
+:func:`~skdp.mechanisms.toeplitz_sensitivity_factor` for an unbounded 'nu'
+stream): ``sqrt(E)`` for independent noise (E-fold composition, exact), the
+largest column norm of C for one epoch, and exact for the nu matrices,
+whose C^T C is positive. The noise of 'independent' and 'jme' second moments uses the
 same C and the same kappa (see :mod:`skdp.optim`). Shuffling amplification
 is not used: the guarantee holds for every order.
 
@@ -252,7 +254,9 @@ and cannot continue the stream.
 **Departures**, all public choices: 'independent' and 'jme' privatise the
 sum of squared per-example gradients rather than the square of the batch
 mean (the same for batch size 1; :mod:`skdp.optim`); the stability
-constant is a floor, not a sum; noise is calibrated exactly in GDP.
+constant is a floor, not a sum; AdaGrad's scale-then-privatize scales by
+its mean square gradient (Algorithm 8 is written for Adam); noise is
+calibrated exactly in GDP.
 
 **Scale.** The defaults assume standardised features and, for regression,
 a label of order 1; ``clip_norm`` and ``learning_rate`` should be tuned
