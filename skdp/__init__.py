@@ -8,6 +8,12 @@ mechanisms
     Random generators, Gaussian noise, workloads and correlated noise.
 clipping
     Row clipping, per-example gradient clip factors, DP-STAT.
+optim
+    SGD, AdaGrad and Adam steppers and the private second-moment variants.
+linear_model, moments, density
+    The estimators.
+datasets
+    The papers' synthetic data.
 """
 
 __version__ = "0.1.0.dev0"
