@@ -85,6 +85,19 @@ def test_sum_of_squared_clipped_gradients_matches_materialised(fit_intercept, mu
         clipped_gradient_sum(X, R, 0.8, scale=np.ones(G.shape[1:]), squares=True)
 
 
+def test_residuals_with_an_intercept_last():
+    rng = make_rng(7)
+    X, y, w = rng.normal(size=(30, 3)), rng.normal(size=30), rng.normal(size=4)
+    np.testing.assert_allclose(squared_loss_residuals(X, y, w, fit_intercept=True),
+                               X @ w[:3] + w[3] - y)
+    y01 = (y > 0).astype(float)
+    np.testing.assert_allclose(logistic_loss_residuals(X, y01, w, fit_intercept=True),
+                               expit(X @ w[:3] + w[3]) - y01)
+    W, Y = rng.normal(size=(4, 2)), np.eye(2)[(y > 0).astype(int)]
+    np.testing.assert_allclose(logistic_loss_residuals(X, Y, W, fit_intercept=True),
+                               softmax(X @ W[:3] + W[3], axis=1) - Y)
+
+
 def test_logistic_gradient_sums_match_materialised():
     rng = make_rng(2)
     X = rng.normal(size=(150, 4))

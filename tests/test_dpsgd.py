@@ -93,7 +93,9 @@ def test_every_variant_charges_exactly_the_budget(optimizer, moments):
     eps, delta, mu = est.privacy_spent_
     assert eps == pytest.approx(0.5) and delta == 1e-7
     assert acc.spent_mu == pytest.approx(mu_from_epsilon_delta(0.5, 1e-7))
-    assert est.score(X, y) > 0.9  # measured 0.92-0.99 over seeds 0-2 (sgd lowest)
+    # A loose floor (predicting the mean scores 0, the true model 0.99): the
+    # variant trained. Measured 0.92-0.99 over seeds 0-2, sgd lowest.
+    assert est.score(X, y) > 0.9
     assert (est.second_noise_std_ > 0) == (moments in ("independent", "jme"))
 
 

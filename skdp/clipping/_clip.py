@@ -95,25 +95,37 @@ def clip_rows(X, clip_norm: float) -> np.ndarray:
     return X * clip_factors(np.linalg.norm(X, axis=1), clip_norm)[:, None]
 
 
-def squared_loss_residuals(X, y, coef) -> np.ndarray:
-    """Residuals ``X @ coef - y`` of the squared loss ``(x . w - y)**2 / 2``."""
-    return np.asarray(X) @ coef - y
+def _linear_output(X, coef, fit_intercept: bool):
+    X = np.asarray(X)
+    if not fit_intercept:
+        return X @ coef
+    return X @ coef[:X.shape[1]] + coef[X.shape[1]]
 
 
-def logistic_loss_residuals(X, y, coef) -> np.ndarray:
+def squared_loss_residuals(X, y, coef, *, fit_intercept: bool = False) -> np.ndarray:
+    """Residuals ``X @ coef - y`` of the squared loss ``(x . w - y)**2 / 2``.
+
+    With ``fit_intercept`` the last entry of coef is the intercept.
+    """
+    return _linear_output(X, coef, fit_intercept) - y
+
+
+def logistic_loss_residuals(X, y, coef, *, fit_intercept: bool = False) -> np.ndarray:
     """Residuals of the logistic loss: ``sigmoid(X w) - y`` or ``softmax(X W) - Y``.
 
     Parameters
     ----------
     X : ndarray of shape (n, p)
     y : ndarray of shape (n,) with values in {0, 1}, or (n, K) one-hot
-    coef : ndarray of shape (p,) or (p, K)
+    coef : ndarray of shape (q,) or (q, K)
+        q = p, or p + 1 with ``fit_intercept`` (the intercept last).
+    fit_intercept : bool, default=False
 
     Returns
     -------
     ndarray of the shape of y
     """
-    z = np.asarray(X) @ coef
+    z = _linear_output(X, coef, fit_intercept)
     if np.ndim(coef) == 1:
         return expit(z) - y
     return softmax(z, axis=1) - y

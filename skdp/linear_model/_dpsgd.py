@@ -12,7 +12,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
-from skdp.clipping import clipped_gradient_sum, scale_from_second_moment
+from skdp.clipping import (
+    clipped_gradient_sum,
+    logistic_loss_residuals,
+    scale_from_second_moment,
+    squared_loss_residuals,
+)
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.mechanisms import (
     CorrelatedNoise,
@@ -30,13 +35,9 @@ LOSSES = ("squared", "log", "multinomial")
 
 def _residuals(loss: str, X, y, coef, fit_intercept: bool):
     """Derivative of the loss in the linear output: the per-example gradient is ``x r^T``."""
-    p = X.shape[1]
-    z = X @ coef[:p] + coef[p] if fit_intercept else X @ coef
     if loss == "squared":
-        return z - y
-    if loss == "log":
-        return expit(z) - y
-    return softmax(z, axis=1) - y
+        return squared_loss_residuals(X, y, coef, fit_intercept=fit_intercept)
+    return logistic_loss_residuals(X, y, coef, fit_intercept=fit_intercept)
 
 
 def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size: int,
