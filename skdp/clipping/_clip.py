@@ -103,7 +103,7 @@ def _linear_output(X, coef, fit_intercept: bool):
 
 
 def squared_loss_residuals(X, y, coef, *, fit_intercept: bool = False) -> np.ndarray:
-    """Residuals ``X @ coef - y`` of the squared loss ``(x . w - y)**2 / 2``.
+    """Residuals ``X @ coef - y`` of the squared loss ``(x @ w - y)**2 / 2``.
 
     With ``fit_intercept`` the last entry of coef is the intercept.
     """

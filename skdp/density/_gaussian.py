@@ -152,16 +152,16 @@ location_ : ndarray of shape (n_features,)
 covariance_ : ndarray of shape (n_features, n_features)
     Current private covariance (symmetric positive definite).
 precision_ : ndarray of shape (n_features, n_features)
-locations_ : ndarray of shape (n_steps_seen_, n_features)
+locations_ : ndarray of shape (n_steps, n_features)
     Mean after every row (continual release).
-covariances_ : ndarray of shape (n_steps_seen_, n_features, n_features)
+covariances_ : ndarray of shape (n_steps, n_features, n_features)
     Covariance after every row, projected.
 moments_ : StreamingMomentEstimator
     The fitted moment estimator behind the density.
 n_steps_seen_ : int
 privacy_spent_ : PrivacySpent
 n_features_in_ : int
-feature_names_in_ : ndarray of shape (n_features_in_,)
+feature_names_in_ : ndarray of shape (n_features,)
 
 Notes
 -----

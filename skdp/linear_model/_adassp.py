@@ -38,8 +38,8 @@ label_bound : float, default=2.0
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column inside the row bound.
 failure_probability : float, default=0.05
-    The ridge makes the noisy Gram matrix positive definite with at least
-    this much probability of failure (rho in Wang, 2018).
+    The ridge makes the noisy Gram matrix positive definite except with at
+    most this probability (rho in Wang, 2018).
 %(accountant)s
 %(random_state)s
 
@@ -51,7 +51,7 @@ l2_penalty_ : float
     The ridge chosen from the private eigenvalue.
 privacy_spent_ : PrivacySpent
 n_features_in_ : int
-feature_names_in_ : ndarray of shape (n_features_in_,)
+feature_names_in_ : ndarray of shape (n_features,)
 
 Notes
 -----

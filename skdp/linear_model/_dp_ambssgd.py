@@ -195,7 +195,7 @@ privacy_spent_ : PrivacySpent
     continues it; see Notes).
 n_iter_ : int
     Steps taken so far.
-clip_norms_ : ndarray of shape (n_iter_,) or None
+clip_norms_ : ndarray of shape (n_iter,) or None
     The private clip norms ``zeta_t`` of 'ambssgd' (None for 'ssgd').
 stat_size_ : int
     s, rows per stat sample ('ambssgd'; 0 for 'ssgd').
@@ -209,7 +209,7 @@ noise_multiplier_ : float
 n_samples_seen_ : int
     Rows received; ``n_iter_ * (stat_size_ + batch_size_)`` of them were used.
 n_features_in_ : int
-feature_names_in_ : ndarray of shape (n_features_in_,)
+feature_names_in_ : ndarray of shape (n_features,)
     Only when X is a DataFrame with string column names.
 
 See Also

@@ -155,7 +155,7 @@ noise_std_ : float
 n_iter_ : int
     Gradient steps taken.
 n_features_in_ : int
-feature_names_in_ : ndarray of shape (n_features_in_,)
+feature_names_in_ : ndarray of shape (n_features,)
     Only when X is a DataFrame with string column names.
 
 See Also

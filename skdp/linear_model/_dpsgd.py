@@ -210,7 +210,7 @@ n_iter_ : int
 n_steps_ : int
     Optimizer steps taken in the stream.
 n_features_in_ : int
-feature_names_in_ : ndarray of shape (n_features_in_,)
+feature_names_in_ : ndarray of shape (n_features,)
     Only when X is a DataFrame with string column names.
 
 See Also
@@ -228,7 +228,7 @@ nu-DP-FTRL Toeplitz matrix; the whole run is the matrix mechanism on the
 ``std = 2 clip_norm kappa / mu``. The rows are put in a random order (drawn
 from ``random_state``, independent of the data) and every epoch follows it,
 so row i takes part in steps ``i, i + k, ..., i + (E - 1) k`` (k steps per
-epoch, E epochs), and
+epoch, E epochs), and ::
 
     kappa = sqrt(max_i sum_{s, t in P_i} |(C^T C)_{st}|)
 

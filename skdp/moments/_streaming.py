@@ -120,9 +120,9 @@ first_moment_ : ndarray of shape (n_features,)
     The current (last) release of Y.
 second_moment_ : ndarray of shape (n_features, n_features) or (n_features,)
     The current release of S (its diagonal when ``diagonal_only``).
-first_moments_ : ndarray of shape (n_steps_seen_, n_features)
+first_moments_ : ndarray of shape (n_steps, n_features)
     Every release of Y so far (row t after row t of the stream).
-second_moments_ : ndarray of shape (n_steps_seen_, n_features, n_features) or (n_steps_seen_, n_features)
+second_moments_ : ndarray of shape (n_steps, n_features, n_features) or (n_steps, n_features)
     Every release of S so far.
 n_steps_seen_ : int
 noise_stds_ : tuple of float
@@ -132,7 +132,7 @@ lam_ : float or None
     The lambda used by 'jme'.
 privacy_spent_ : PrivacySpent
 n_features_in_ : int
-feature_names_in_ : ndarray of shape (n_features_in_,)
+feature_names_in_ : ndarray of shape (n_features,)
 
 Notes
 -----

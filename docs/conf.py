@@ -1,0 +1,54 @@
+"""Sphinx configuration for the skdp documentation.
+
+Build with ``python -m sphinx -W -b html docs docs/_build/html``; the tests
+(``tests/test_docs.py``) build a copy with warnings as errors.
+"""
+
+import skdp
+
+project = "skdp"
+author = "skdp developers"
+copyright = "2026, skdp developers"
+release = skdp.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "generated/*.examples"]
+root_doc = "index"
+
+# Every public name gets its own page, generated from its docstring.
+autosummary_generate = True
+autodoc_default_options = {"members": False}
+autodoc_typehints = "none"          # the numpydoc Parameters section states the types
+numpydoc_show_class_members = False  # the class template lists the methods itself
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# The docs are built offline (CI has no network): no intersphinx, and
+# MathJax is only loaded by the reader's browser.
+html_theme = "alabaster"
+html_static_path = []
+html_theme_options = {"description": "Differentially private estimators for scikit-learn"}
+nitpicky = False
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Document only what skdp defines: scikit-learn's inherited methods
+    (``get_params``, ``score``, metadata routing) are documented by
+    scikit-learn, and their cross-references point into its own docs."""
+    target = obj.fget if isinstance(obj, property) else obj
+    module = getattr(target, "__module__", None) or ""
+    if what == "class" and not module.startswith("skdp"):
+        return True
+    return skip
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)
