@@ -1,7 +1,9 @@
 """Clipping: rows, per-example gradients of linear models, DP-STAT thresholds.
 
 Nothing here draws a bound from the data: bounds are parameters, and the one
-data-dependent threshold (DP-STAT) is paid for with budget.
+data-dependent threshold (DP-STAT) is paid for with budget. The one
+diagnostic that looks at the data without noise, :func:`clipping_report`,
+is off unless you ask for it and warns when you do.
 """
 
 from skdp.clipping._clip import (
@@ -15,11 +17,14 @@ from skdp.clipping._clip import (
     squared_loss_residuals,
 )
 from skdp.clipping._dp_stat import dp_stat, dp_stat_n_levels
+from skdp.clipping._report import ClippingReport, clipping_report
 
 __all__ = [
+    "ClippingReport",
     "clip_factors",
     "clip_rows",
     "clipped_gradient_sum",
+    "clipping_report",
     "dp_stat",
     "dp_stat_n_levels",
     "gradient_clip_factors",

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, softmax
 
+from skdp.clipping._report import _record
+
 __all__ = [
     "clip_factors",
     "clip_rows",
@@ -64,6 +66,7 @@ def clip_factors(norms, clip_norm: float) -> np.ndarray:
 
 def _factors(norms: np.ndarray, clip_norm: float) -> np.ndarray:
     # clip / max(norm, clip) = min(1, clip / norm), and 1 for a zero norm.
+    _record(norms, clip_norm)
     return clip_norm / np.maximum(norms, clip_norm)
 
 

@@ -12,6 +12,7 @@ from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
 from skdp.mechanisms import make_rng
 from skdp.moments import StreamingMomentEstimator
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._validation import validate_private
 
 __all__ = ["PrivateGaussianDensity", "gaussian_kl", "private_covariances", "project_covariances"]
 
@@ -265,7 +266,7 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         -------
         self : PrivateGaussianDensity
         """
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_private(self, X, dtype=np.float64)
         moments = self._moment_estimator().fit(X)
         self._floor = self.eigenvalue_floor * self.norm_bound**2
         self._update(moments, 0, self._floor)
@@ -286,7 +287,7 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         self : PrivateGaussianDensity
         """
         first = not hasattr(self, "moments_")
-        X = validate_data(self, X, reset=first, dtype=np.float64)
+        X = validate_private(self, X, reset=first, dtype=np.float64)
         if first:
             moments, t0 = self._moment_estimator(), 0
             self._floor = self.eigenvalue_floor * self.norm_bound**2

@@ -8,12 +8,12 @@ from numbers import Real
 import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clip_rows
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
 from skdp.utils._sklearn import Interval, _fit_context
+from skdp.utils._validation import validate_private
 
 __all__ = ["AdaSSPRegressor"]
 
@@ -122,7 +122,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         -------
         self : AdaSSPRegressor
         """
-        X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         n, p = X.shape
         q = p + int(self.fit_intercept)
         bound = self.norm_bound if self.norm_bound is not None else 3.0 * math.sqrt(p + 1)

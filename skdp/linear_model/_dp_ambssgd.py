@@ -8,13 +8,13 @@ from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
 from skdp.clipping import clipped_gradient_sum, dp_stat, dp_stat_n_levels
 from skdp.linear_model._dp_ssgd import dp_ssgd
 from skdp.mechanisms import gaussian_noise, make_rng
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._validation import validate_private
 
 __all__ = ["DPAMBSSGDRegressor", "dp_ambssgd"]
 
@@ -409,8 +409,8 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         theta = total_sum / max(total_n, 1)
         if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(w))):
             raise FloatingPointError(
-                "The pass produced non-finite iterates (floating-point overflow). Rescale the "
-                "features and label to moderate magnitudes (the defaults assume unit scale).")
+                "Non-finite iterates (floating-point overflow). Inputs are capped and gradients "
+                "clipped, so only extreme parameters (learning_rate, clip_norm) can cause this.")
         return {**state, "w": w, "tail_sum": total_sum, "n_tail": total_n,
                 "clip_norms": clip_norms, "theta": theta,
                 "n_iter": state.get("n_iter", 0) + n_steps,
@@ -443,7 +443,7 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         -------
         self : DPAMBSSGDRegressor
         """
-        X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         state = self._run(X, y, self._first_call(X, y), first=True)
         self._store(state)
         return self
@@ -465,7 +465,7 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         self : DPAMBSSGDRegressor
         """
         first = not self._stream_started()
-        X, y = validate_data(self, X, y, y_numeric=True, reset=first, ensure_min_samples=2 if first
+        X, y = validate_private(self, X, y, y_numeric=True, reset=first, ensure_min_samples=2 if first
                              else 1, dtype=np.float64)
         state = self._first_call(X, y) if first else self._state
         self._store(self._run(X, y, state, first=first))

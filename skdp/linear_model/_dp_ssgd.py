@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skdp.clipping._report import _count
+
 __all__ = ["dp_ssgd"]
 
 _CHUNK = 4096  # noise is drawn in chunks of this many steps
@@ -57,7 +59,7 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
     w = np.array(w, dtype=float)
     perm = rng.permutation(n)
     tail_sum = np.zeros_like(w)
-    n_tail = 0
+    n_tail = n_clipped = 0
     sq = np.einsum("ij,ij->i", X, X) + (1.0 if fit_intercept else 0.0)
     for start in range(0, n, _CHUNK):
         idx = perm[start:start + _CHUNK]
@@ -69,6 +71,7 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
             if fit_intercept:
                 r += w[p]
             g_norm = abs(r) * norms[i]
+            n_clipped += g_norm > clip_norm
             scale = r if g_norm <= clip_norm else r * (clip_norm / g_norm)
             step = noise[i]
             step[:p] += scale * x
@@ -78,4 +81,5 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
             if start + i >= tail_start:
                 tail_sum += w
                 n_tail += 1
+    _count(int(n_clipped), n)
     return w, tail_sum, n_tail

@@ -8,13 +8,14 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clipped_gradient_sum
 from skdp.linear_model._intervals import CI_METHODS, split_estimates, t_bounds, t_interval
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._validation import validate_private
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
@@ -274,7 +275,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         self : DPLinearRegressionGD
         """
         steps_per_run = self._steps_per_run()
-        X, y = validate_data(self, X, y, y_numeric=True, ensure_min_samples=2,
+        X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2,
                              dtype=np.float64)
         n, p = X.shape
         q = p + int(self.fit_intercept)
@@ -302,8 +303,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         theta, bse, _ = t_interval(estimates, 0.05)
         if not np.all(np.isfinite(theta)):
             raise FloatingPointError(
-                "DP-GD produced non-finite iterates (floating-point overflow). Rescale the "
-                "features and label to moderate magnitudes (the defaults assume unit scale).")
+                "Non-finite iterates (floating-point overflow). Inputs are capped and gradients "
+                "clipped, so only extreme parameters (learning_rate, clip_norm) can cause this.")
         sampling_cov = None
         if self.population_share > 0:
             mu_stats = mu * math.sqrt(self.population_share)

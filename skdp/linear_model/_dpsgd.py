@@ -27,6 +27,7 @@ from skdp.mechanisms import (
 )
 from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, private_step_inputs
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._validation import validate_private
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
 
@@ -454,7 +455,7 @@ array([ 1. , -0.5,  0.2])"""}
         -------
         self : DPSGDRegressor
         """
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        X, y = validate_private(self, X, y, y_numeric=True, dtype=np.float64)
         return self._fit(X, y, self.epochs, first=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -471,7 +472,7 @@ array([ 1. , -0.5,  0.2])"""}
         self : DPSGDRegressor
         """
         first = not self._stream_started()
-        X, y = validate_data(self, X, y, y_numeric=True, reset=first, dtype=np.float64)
+        X, y = validate_private(self, X, y, y_numeric=True, reset=first, dtype=np.float64)
         return self._fit(X, y, 1, first=first)
 
 
@@ -545,9 +546,9 @@ classes_ : ndarray of shape (n_classes,)""",
             classes = np.unique(y)
         classes = np.unique(np.asarray(classes))
         if classes.shape[0] < 2:
+            k = classes.shape[0]
             raise ValueError(f"DPSGDClassifier needs at least two classes; the label set has "
-                             f"{classes.shape[0]} class{'es' if classes.shape[0] != 1 else ''}: "
-                             f"{classes.tolist()}.")
+                             f"{k} class{'es' if k != 1 else ''}.")
         return classes
 
     def _encode(self, y):
@@ -556,14 +557,15 @@ classes_ : ndarray of shape (n_classes,)""",
         idx = np.clip(idx, 0, self.classes_.shape[0] - 1)
         unknown = self.classes_[idx] != y
         if np.any(unknown):
-            raise ValueError(f"y has labels that are not in classes {self.classes_.tolist()}: "
-                             f"{np.unique(np.asarray(y)[unknown]).tolist()[:5]}.")
+            # Name the declared (public) classes, never the offending labels.
+            raise ValueError(f"y has labels that are not in classes {self.classes_.tolist()}; "
+                             "every label must be one of the declared classes.")
         if self.classes_.shape[0] == 2:
             return idx.astype(np.float64)
         return np.eye(self.classes_.shape[0])[idx]
 
     def _validate(self, X, y, reset):
-        X, y = validate_data(self, X, y, reset=reset, dtype=np.float64)
+        X, y = validate_private(self, X, y, labels=True, reset=reset, dtype=np.float64)
         check_classification_targets(y)
         return X, y
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 from collections.abc import Iterator
 from numbers import Integral
@@ -12,8 +13,12 @@ import numpy as np
 __all__ = ["gaussian_noise", "is_secure_mode", "make_rng", "secure_mode", "set_secure_mode"]
 
 # Process-wide on purpose: a thread-local flag would be off in the worker
-# threads of a threaded GridSearchCV, silently accepting seeds there.
-_SECURE = {"on": False}
+# threads of a threaded GridSearchCV, silently accepting seeds there. The
+# environment variable carries it to worker processes started later (joblib's
+# process backends start Python afresh); SKDP_SECURE_MODE=1 set before Python
+# starts turns it on in every process from the first import.
+_ENV = "SKDP_SECURE_MODE"
+_SECURE = {"on": os.environ.get(_ENV) == "1"}
 
 
 def is_secure_mode() -> bool:
@@ -36,6 +41,13 @@ def set_secure_mode(enabled: bool) -> None:
 
     Notes
     -----
+    **Processes.** The setting is copied to the environment variable
+    ``SKDP_SECURE_MODE``, so worker processes started *afterwards* inherit
+    it; joblib reuses its process pool, and workers started before the call
+    do not see it. To be sure, set ``SKDP_SECURE_MODE=1`` before Python
+    starts, or use a thread backend (``n_jobs`` with
+    ``joblib.parallel_backend("threading")``).
+
     What secure mode does **not** protect against:
 
     - The generator itself is numpy's PCG64DXSM, which is fast but not a
@@ -51,6 +63,10 @@ def set_secure_mode(enabled: bool) -> None:
       hyper-parameters you chose by looking at the data.
     """
     _SECURE["on"] = bool(enabled)
+    if enabled:
+        os.environ[_ENV] = "1"
+    else:
+        os.environ.pop(_ENV, None)
 
 
 @contextlib.contextmanager

@@ -6,7 +6,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, StreamStateMixin
 from skdp.clipping import clip_rows
@@ -24,6 +23,7 @@ from skdp.moments._ime import ime_noise_stds
 from skdp.moments._jme import jme_noise_stds
 from skdp.moments._pp import pp_second_moment_inputs
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._validation import validate_private
 
 __all__ = ["StreamingMomentEstimator"]
 
@@ -371,7 +371,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         -------
         self : StreamingMomentEstimator
         """
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_private(self, X, dtype=np.float64)
         state = self._start(X.shape[1], X.shape[0], X.shape[0])
         self._advance(state, X)
         self._publish(state)
@@ -396,7 +396,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         self : StreamingMomentEstimator
         """
         first = not self._stream_started()
-        X = validate_data(self, X, reset=first, dtype=np.float64)
+        X = validate_private(self, X, reset=first, dtype=np.float64)
         state = self._start(X.shape[1], None, X.shape[0]) if first else self._state
         self._advance(state, X)
         self._publish(state)

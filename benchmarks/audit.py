@@ -1,0 +1,81 @@
+"""Empirical privacy audit of every estimator, with more trials than the tests.
+
+Run: python benchmarks/audit.py [--calibration 2000 --test 20000]
+
+The scenarios (neighbouring datasets, the scalar of the output) are the
+ones of ``tests/audit/scenarios.py``; the statistics are in
+``skdp/utils/_audit.py``. Each row: the claim (epsilon at delta, mu), the
+high-confidence lower bounds, and tightness = mu_lb / mu, the share of the
+claimed privacy loss the audit can see. The last rows audit DP-GD and JME
+with half their noise (true mu twice the claim): they must fail. The
+confidence is 1 - 1e-3 for the whole table, as in the tests.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from _common import print_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "audit"))
+from scenarios import SCENARIOS, Scenario, quiet  # noqa: E402
+
+import skdp.linear_model._dpgd as dpgd_module  # noqa: E402
+import skdp.moments._streaming as streaming_module  # noqa: E402
+from skdp.utils._audit import audit  # noqa: E402
+
+
+def _broken(scenario, module, name, wrap):
+    real = getattr(module, name)
+
+    def run(neighbour, seed):
+        setattr(module, name, wrap(real))
+        try:
+            return scenario.run(neighbour, seed)
+        finally:
+            setattr(module, name, real)
+    return Scenario(f"BROKEN {scenario.name}", run, scenario.epsilon, scenario.delta)
+
+
+def _half_noise(real):
+    return lambda std, size, rng: real(np.asarray(std) / 2.0, size, rng)
+
+
+def _half_second(real):
+    def stds(*args, **kwargs):
+        s1, s2, lam = real(*args, **kwargs)
+        return s1, s2 / 2.0, lam
+    return stds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calibration", type=int, default=2000)
+    parser.add_argument("--test", type=int, default=20000)
+    args = parser.parse_args()
+    by_name = {s.name: s for s in SCENARIOS}
+    broken = [
+        _broken(by_name["DPLinearRegressionGD"], dpgd_module, "gaussian_noise", _half_noise),
+        _broken(by_name["StreamingMomentEstimator(jme, both moments)"], streaming_module,
+                "jme_noise_stds", _half_second),
+    ]
+    alpha = 1e-3 / (2 * len(SCENARIOS))
+    rows = []
+    for s in SCENARIOS + broken:
+        t = time.perf_counter()
+        r = audit(quiet(s.run), n_calibration=args.calibration, n_test=args.test, alpha=alpha,
+                  delta=s.delta)
+        verdict = "FAIL" if (r.mu_lb > s.mu or r.epsilon_lb > s.epsilon) else "pass"
+        rows.append((s.name, s.epsilon, s.delta, round(s.mu, 3), round(r.epsilon_lb, 3),
+                     round(r.mu_lb, 3), round(r.mu_lb / s.mu, 2), verdict,
+                     round(time.perf_counter() - t, 1)))
+    print_table(f"Privacy audit: {args.test} test + {args.calibration} calibration trials per "
+                "dataset, confidence 1 - 1e-3 for the table",
+                ["estimator", "epsilon", "delta", "mu", "epsilon_lb", "mu_lb", "tightness",
+                 "verdict", "seconds"], rows)
+
+
+if __name__ == "__main__":
+    main()

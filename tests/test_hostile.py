@@ -1,0 +1,289 @@
+"""Hostile and malformed input, for every estimator.
+
+Every case ends in one of two ways: a ValueError (or TypeError) raised by
+skdp's or scikit-learn's validation, before any noise is drawn, whose
+message names the problem and quotes no data value; or a fitted estimator
+whose released attributes are all finite. The table of cases and outcomes
+is in ``docs/user_guide/hostile_input.rst`` (a test below keeps the two in
+step).
+"""
+
+import re
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from skdp.density import PrivateGaussianDensity
+from skdp.linear_model import (
+    AdaSSPRegressor,
+    DPAMBSSGDRegressor,
+    DPLinearRegressionGD,
+    DPSGDClassifier,
+    DPSGDRegressor,
+)
+from skdp.moments import StreamingMomentEstimator
+from skdp.utils._validation import MAX_ABS
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "hostile_input.rst"
+
+# DP-AMBSSGD needs a few thousand rows for its stat samples; the others run on 40.
+ESTIMATORS = {
+    "DPLinearRegressionGD": (lambda: DPLinearRegressionGD(random_state=0), 40),
+    "DPAMBSSGDRegressor": (lambda: DPAMBSSGDRegressor(random_state=0, n_iter=2), 4000),
+    "AdaSSPRegressor": (lambda: AdaSSPRegressor(random_state=0), 40),
+    "DPSGDRegressor": (lambda: DPSGDRegressor(random_state=0, batch_size=8), 40),
+    "DPSGDClassifier": (lambda: DPSGDClassifier(random_state=0, batch_size=8, classes=[0, 1]), 40),
+    "StreamingMomentEstimator": (lambda: StreamingMomentEstimator(random_state=0), 40),
+    "PrivateGaussianDensity": (lambda: PrivateGaussianDensity(random_state=0), 40),
+}
+SUPERVISED = {"DPLinearRegressionGD", "DPAMBSSGDRegressor", "AdaSSPRegressor", "DPSGDRegressor",
+              "DPSGDClassifier"}
+NEEDS_TWO_ROWS = {"DPLinearRegressionGD", "DPAMBSSGDRegressor", "AdaSSPRegressor"}
+STREAMING = {"DPAMBSSGDRegressor", "DPSGDRegressor", "DPSGDClassifier",
+             "StreamingMomentEstimator", "PrivateGaussianDensity"}
+RELEASES = ("coef_", "intercept_", "first_moments_", "second_moments_", "location_",
+            "covariance_", "clip_norms_", "conf_int_")
+# A value that appears in no message by chance: if it shows up, data leaked.
+MARKER = 987.654321
+
+
+def _data(name, n, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = (X[:, 0] > 0).astype(int) if name == "DPSGDClassifier" else X @ np.ones(p) / 3
+    return X, y
+
+
+def _fit(name, X, y=None, est=None, partial=False):
+    est = est if est is not None else ESTIMATORS[name][0]()
+    method = est.partial_fit if partial else est.fit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return method(X, y) if name in SUPERVISED else method(X)
+
+
+def _assert_finite_release(est):
+    released = [getattr(est, a) for a in RELEASES if getattr(est, a, None) is not None]
+    assert released, "no release attribute found"
+    for value in released:
+        assert np.all(np.isfinite(np.asarray(value, dtype=float)))
+
+
+def _assert_clean_error(excinfo, *patterns):
+    """A validation error: raised by skdp or sklearn code, names the problem, no data."""
+    message = str(excinfo.value)
+    assert any(re.search(p, message, re.IGNORECASE) for p in patterns), message
+    assert str(MARKER) not in message and "987.65" not in message, message
+    origin = traceback.extract_tb(excinfo.tb)[-1].filename
+    assert "skdp" in origin or "sklearn" in origin, f"raised deep inside {origin}: {message}"
+
+
+def _with_marker(X):
+    X = X.copy()
+    X[1, 0] = MARKER
+    return X
+
+
+CASES = {}
+
+
+def case(title):
+    def register(fn):
+        CASES[title] = fn
+        return fn
+    return register
+
+
+@case("NaN in X")
+def _nan_x(name, X, y):
+    X = _with_marker(X)
+    X[2, 1] = np.nan
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X, y)
+    _assert_clean_error(excinfo, "NaN")
+
+
+@case("inf in X")
+def _inf_x(name, X, y):
+    X = _with_marker(X)
+    X[2, 1] = -np.inf
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X, y)
+    _assert_clean_error(excinfo, "infinity")
+
+
+@case("huge finite values (1e300) in X and y")
+def _huge(name, X, y):
+    X = X.copy()
+    X[2, 1] = 1e300
+    X[3, :] = -1e300
+    if name in SUPERVISED and name != "DPSGDClassifier":
+        y = y.copy()
+        y[4] = 1e300
+    _assert_finite_release(_fit(name, X, y))
+
+
+@case("every value huge (1e300)")
+def _all_huge(name, X, y):
+    X = np.full_like(X, 1e300)
+    _assert_finite_release(_fit(name, X, y))
+
+
+@case("empty X")
+def _empty(name, X, y):
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X[:0], y[:0])
+    _assert_clean_error(excinfo, "0 sample")
+
+
+@case("a single row")
+def _single_row(name, X, y):
+    if name in NEEDS_TWO_ROWS:
+        with pytest.raises(ValueError) as excinfo:
+            _fit(name, X[:1], y[:1])
+        _assert_clean_error(excinfo, "minimum of 2")
+    else:
+        _assert_finite_release(_fit(name, X[:1], y[:1]))
+
+
+@case("a constant column")
+def _constant(name, X, y):
+    X = X.copy()
+    X[:, 1] = 5.0
+    _assert_finite_release(_fit(name, X, y))
+
+
+@case("a string column (DataFrame)")
+def _string_column(name, X, y):
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["c"] = [f"{MARKER}"] + ["text"] * (len(frame) - 1)
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, frame, y)
+    _assert_clean_error(excinfo, r"non-numeric columns: \['c'\]")
+
+
+@case("an object array with strings")
+def _object_array(name, X, y):
+    X = _with_marker(X).astype(object)
+    X[2, 2] = "oops"
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X, y)
+    _assert_clean_error(excinfo, "numeric")
+
+
+@case("X and y of different lengths")
+def _mismatch(name, X, y):
+    if name not in SUPERVISED:
+        pytest.skip("no y: an unsupervised estimator ignores y")
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X, y[:-1])
+    _assert_clean_error(excinfo, "inconsistent numbers of samples")
+
+
+@case("NaN in y")
+def _nan_y(name, X, y):
+    if name not in SUPERVISED:
+        pytest.skip("no y")
+    y = y.astype(float)
+    y[0] = np.nan
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X, y)
+    _assert_clean_error(excinfo, "NaN")
+
+
+@case("a label outside classes")
+def _unknown_label(name, X, y):
+    if name != "DPSGDClassifier":
+        pytest.skip("classifier only")
+    y = y.copy()
+    y[0] = 987
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X, y)
+    _assert_clean_error(excinfo, "not in classes")
+    assert "987" not in str(excinfo.value)
+
+
+@case("a different width on a later partial_fit")
+def _later_width(name, X, y):
+    if name not in STREAMING:
+        pytest.skip("no partial_fit")
+    est = _fit(name, X, y, partial=True)
+    with pytest.raises(ValueError) as excinfo:
+        _fit(name, X[:, :2], y, est=est, partial=True)
+    _assert_clean_error(excinfo, "features")
+
+
+@case("invalid privacy parameters")
+def _invalid_params(name, X, y):
+    for params in ({"epsilon": -1.0}, {"epsilon": 0.0}, {"delta": 1.0}, {"delta": np.nan},
+                   {"epsilon": "1"}):
+        est = ESTIMATORS[name][0]().set_params(**params)
+        with pytest.raises(ValueError) as excinfo:
+            _fit(name, X, y, est=est)
+        key = next(iter(params))
+        _assert_clean_error(excinfo, f"'{key}' parameter")
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("title", list(CASES))
+def test_hostile_input(title, name):
+    X, y = _data(name, ESTIMATORS[name][1])
+    CASES[title](name, X, y)
+
+
+def test_every_case_is_in_the_docs_table():
+    text = DOC.read_text()
+    missing = [title for title in CASES if title not in text]
+    assert not missing, f"add to {DOC.name}: {missing}"
+
+
+def test_huge_values_are_capped_then_clipped_like_any_other_row():
+    # A row at 1e300 is capped at MAX_ABS and then clipped to the norm bound
+    # like a row at 1e6: the two releases are the same numbers.
+    X = np.zeros((3, 2))
+    a, b = X.copy(), X.copy()
+    a[0] = [1e300, 0.0]
+    b[0] = [1e6, 0.0]
+    est_a = StreamingMomentEstimator(random_state=0).fit(a)
+    est_b = StreamingMomentEstimator(random_state=0).fit(b)
+    np.testing.assert_array_equal(est_a.first_moments_, est_b.first_moments_)
+    assert MAX_ABS**2 < np.finfo(float).max  # squares of capped values stay finite
+
+
+# --- property-based: arbitrary float arrays ---------------------------------
+
+FLOATS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1e300, -1e300, 1e-300, 5e-324, np.nan, np.inf, MARKER]),
+)
+
+
+@pytest.mark.parametrize("name", [n for n in ESTIMATORS if n != "DPAMBSSGDRegressor"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_arbitrary_floats_give_a_clean_error_or_a_finite_release(name, data):
+    n = data.draw(st.integers(0, 12), label="n")
+    p = data.draw(st.integers(1, 3), label="p")
+    X = data.draw(arrays(np.float64, (n, p), elements=FLOATS), label="X")
+    if name == "DPSGDClassifier":
+        y = data.draw(arrays(np.int64, (n,), elements=st.sampled_from([0, 1])), label="y")
+    else:
+        y = data.draw(arrays(np.float64, (n,), elements=FLOATS), label="y")
+    try:
+        est = _fit(name, X, y)
+    except ValueError as exc:
+        message = str(exc)
+        assert str(MARKER) not in message, message
+        origin = traceback.extract_tb(exc.__traceback__)[-1].filename
+        assert "skdp" in origin or "sklearn" in origin, f"raised inside {origin}: {message}"
+        return
+    # Only finite input gets this far, and it must give finite releases.
+    assert np.all(np.isfinite(X))
+    _assert_finite_release(est)

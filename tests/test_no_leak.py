@@ -1,0 +1,94 @@
+"""No leak by default: the findings of the audit of data-dependent code paths.
+
+Each test is one finding of the audit listed in
+``docs/user_guide/threat_model.rst`` ("Audit of data-dependent choices").
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from test_hostile import ESTIMATORS, MARKER, _data, _fit
+
+from skdp import PrivacyLeakWarning
+from skdp.clipping import clipping_report
+from skdp.linear_model import DPAMBSSGDRegressor, DPSGDClassifier, DPSGDRegressor
+
+PRIVATE_SCALARS = {"intercept_", "l2_penalty_"}  # noisy releases, not calibration
+
+
+def _public_attributes(est):
+    """Fitted scalars and tuples: the calibration a fit chose (noise stds, sizes, ...)."""
+    return {k: v for k, v in vars(est).items()
+            if k.endswith("_") and not k.startswith("_") and k not in PRIVATE_SCALARS
+            and isinstance(v, (int, float, tuple, str, type(None)))}
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_defaults_and_calibration_do_not_depend_on_the_data(name):
+    # Two datasets of the same shape with very different values: every
+    # default and every noise scale must come out the same, because they
+    # may only depend on n, the feature count and the parameters.
+    n = ESTIMATORS[name][1]
+    X1, y1 = _data(name, n, seed=1)
+    X2, y2 = _data(name, n, seed=2)
+    X2 = X2 * 7.0 + 3.0
+    if name != "DPSGDClassifier":
+        y2 = y2 * -5.0
+    a = _public_attributes(_fit(name, X1, y1))
+    b = _public_attributes(_fit(name, X2, y2))
+    assert a and a == b
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_no_privacy_leak_warning_by_default(name):
+    X, y = _data(name, ESTIMATORS[name][1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est = ESTIMATORS[name][0]()
+        est.fit(X, y) if name != "StreamingMomentEstimator" else est.fit(X)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_warnings_never_quote_data(name):
+    X, y = _data(name, ESTIMATORS[name][1])
+    X[0, 0] = MARKER
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = ESTIMATORS[name][0]()
+        if name == "DPSGDClassifier":
+            est.set_params(classes=None)  # the one default-path warning of skdp
+        est.fit(X, y) if name != "StreamingMomentEstimator" else est.fit(X)
+    assert all(str(MARKER) not in str(w.message) for w in caught)
+
+
+def test_classes_read_from_the_data_warn():
+    X, y = _data("DPSGDClassifier", 100)
+    with pytest.warns(PrivacyLeakWarning, match="label set is read from y"):
+        DPSGDClassifier(random_state=0).fit(X, y)
+
+
+def test_clipping_report_is_off_by_default_and_warns_when_on():
+    X, y = _data("DPSGDRegressor", 200)
+    plain = DPSGDRegressor(random_state=0).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="outside the privacy guarantee"):
+        with clipping_report() as report:
+            watched = DPSGDRegressor(random_state=0).fit(X, y)
+    assert report.total == 200  # one epoch: every per-example gradient once
+    np.testing.assert_array_equal(plain.coef_, watched.coef_)  # the fit is unchanged
+
+
+@pytest.mark.parametrize("clip_norm,expected", [(1e-9, 1.0), (1e9, 0.0)])
+def test_clipping_report_counts(clip_norm, expected):
+    X, y = _data("DPSGDRegressor", 200)
+    y = y + 1.0  # no zero gradient at the start
+    with pytest.warns(PrivacyLeakWarning), clipping_report() as report:
+        DPSGDRegressor(clip_norm=clip_norm, random_state=0).fit(X, y)
+    assert report.fraction == expected
+
+
+def test_clipping_report_sees_dp_ssgd_row_by_row_clipping():
+    X, y = _data("DPAMBSSGDRegressor", 500)
+    with pytest.warns(PrivacyLeakWarning), clipping_report() as report:
+        DPAMBSSGDRegressor(variant="ssgd", clip_norm=1e-9, random_state=0).fit(X, y + 1.0)
+    assert report.total == 500 and report.clipped == 500
