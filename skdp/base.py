@@ -67,7 +67,7 @@ class DPEstimatorMixin:
         """Charge the accountant (if any) before noise is drawn; return the guarantee."""
         accountant: BudgetAccountant | None = self.accountant
         if accountant is not None:
-            accountant.charge_mu(mu, label=type(self).__name__)
+            accountant.charge_mu(mu, label=getattr(self, "_ledger_label", type(self).__name__))
         return PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta), float(mu))
 
 

@@ -153,3 +153,10 @@ def test_pickled_density_keeps_releases_not_noise_state():
     np.testing.assert_array_equal(other.score_samples(X[:3]), dens.score_samples(X[:3]))
     with pytest.raises(RuntimeError, match="secret noise state"):
         other.partial_fit(X[:3])
+
+
+def test_ledger_names_the_density():
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    X = np.random.default_rng(0).normal(size=(50, 2)) / 4
+    PrivateGaussianDensity(accountant=acc, random_state=0).fit(X)
+    assert [c.label for c in acc.ledger] == ["PrivateGaussianDensity"]

@@ -225,11 +225,13 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         self.random_state = random_state
 
     def _moment_estimator(self) -> StreamingMomentEstimator:
-        return StreamingMomentEstimator(
+        moments = StreamingMomentEstimator(
             epsilon=self.epsilon, delta=self.delta, method=self.method,
             debias=self.debias, workload="average", noise_shaping=self.noise_shaping,
             nu=self.nu, n_steps=self.n_steps, norm_bound=self.norm_bound,
             accountant=self.accountant, random_state=self.random_state)
+        moments._ledger_label = type(self).__name__  # the ledger names the estimator you fitted
+        return moments
 
     def _update(self, moments: StreamingMomentEstimator, t0: int, floor: float) -> None:
         """Derive the densities of steps t0.. from the moments (post-processing only)."""

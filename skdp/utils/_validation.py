@@ -85,6 +85,7 @@ def _non_numeric_message(estimator, X) -> str:
 
 
 def _cap(a: np.ndarray) -> np.ndarray:
-    if a.size and np.max(np.abs(a)) > MAX_ABS:
+    # max and min read X twice but allocate nothing (np.abs would copy it).
+    if a.size and (a.max() > MAX_ABS or a.min() < -MAX_ABS):
         return np.clip(a, -MAX_ABS, MAX_ABS)
     return a

@@ -54,6 +54,13 @@ def _one_hot_rows(n: int, big_label: float):
     return X, y
 
 
+def _ones_rows(n: int, label: float, first_label: float):
+    """n rows x = 1 with the given label, the first row's label replaced."""
+    y = np.full(n, label)
+    y[0] = first_label
+    return np.ones((n, 1)), y
+
+
 def _dpgd(neighbour: bool, seed: int) -> float:
     # The row's clipped gradient is -clip or +clip at every step (the
     # residual stays beyond the clip), so the final iterate carries the
@@ -69,10 +76,7 @@ def _ambssgd(neighbour: bool, seed: int) -> float:
     # All rows x = 1, y = 1; the replaced row has y = +-10 (the residual
     # bound). Wherever the permutation puts it (stat sample or batch), only
     # one mechanism sees it; the audit shows how much reaches coef_.
-    n = 2000
-    X = np.ones((n, 1))
-    y = np.ones(n)
-    y[0] = -10.0 if neighbour else 10.0
+    X, y = _ones_rows(2000, 1.0, -10.0 if neighbour else 10.0)
     reg = DPAMBSSGDRegressor(epsilon=EPSILON, delta=DELTA, fit_intercept=False, n_iter=2,
                              stat_fraction=0.3, random_state=seed)
     return float(reg.fit(X, y).coef_[0])
@@ -82,10 +86,7 @@ def _adassp(neighbour: bool, seed: int) -> float:
     # Every row sits on the norm bound (x = 1), so X^T X is large against
     # its noise and coef_ is nearly linear in the noisy X^T y; the replaced
     # label moves X^T y by the full 2 * bound * label_bound.
-    n = 2000
-    X = np.ones((n, 1))
-    y = np.zeros(n)
-    y[0] = -1.0 if neighbour else 1.0
+    X, y = _ones_rows(2000, 0.0, -1.0 if neighbour else 1.0)
     reg = AdaSSPRegressor(epsilon=EPSILON, delta=DELTA, norm_bound=1.0, label_bound=1.0,
                           fit_intercept=False, random_state=seed)
     return float(reg.fit(X, y).coef_[0])
