@@ -30,6 +30,9 @@ autodoc_typehints = "none"          # the numpydoc Parameters section states the
 numpydoc_show_class_members = False  # the class template lists the methods itself
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
+# Every parameter of every public function and method is documented, and no
+# documented parameter is missing from the signature (-W makes these errors).
+numpydoc_validation_checks = {"PR01", "PR02"}
 
 # The docs are built offline (CI has no network): no intersphinx, and
 # MathJax is only loaded by the reader's browser.

@@ -256,6 +256,15 @@ def mu_from_rho(rho: float) -> float:
     For Gaussian mechanisms (and their compositions) rho-zCDP and mu-GDP with
     ``rho = mu**2 / 2`` describe the same noise; the GDP curve is exact.
 
+    Parameters
+    ----------
+    rho : float
+        zCDP parameter, >= 0.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> from skdp.accounting import mu_from_rho
@@ -268,6 +277,15 @@ def mu_from_rho(rho: float) -> float:
 
 def rho_from_mu(mu: float) -> float:
     """zCDP parameter of a mu-GDP Gaussian mechanism: ``mu**2 / 2``.
+
+    Parameters
+    ----------
+    mu : float
+        GDP parameter, >= 0.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -285,6 +303,17 @@ def epsilon_from_rho(rho: float, delta: float) -> float:
     Bun & Steinke (2016), Proposition 1.3. Kept for comparison with the
     papers, which state their budgets this way; it is loose. For Gaussian
     noise use ``epsilon_from_mu(mu_from_rho(rho), delta)``, which is exact.
+
+    Parameters
+    ----------
+    rho : float
+        zCDP parameter, >= 0.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
 
     Examples
     --------

@@ -108,7 +108,17 @@ def _linear_output(X, coef, fit_intercept: bool):
 def squared_loss_residuals(X, y, coef, *, fit_intercept: bool = False) -> np.ndarray:
     """Residuals ``X @ coef - y`` of the squared loss ``(x @ w - y)**2 / 2``.
 
-    With ``fit_intercept`` the last entry of coef is the intercept.
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,)
+    coef : ndarray of shape (p,) or (p + 1,)
+        With ``fit_intercept`` the last entry is the intercept.
+    fit_intercept : bool, default=False
+
+    Returns
+    -------
+    ndarray of shape (n,)
     """
     return _linear_output(X, coef, fit_intercept) - y
 
@@ -259,6 +269,17 @@ def scale_from_second_moment(second_moment, eps_stability: float = 1e-8) -> np.n
     ``second_moment`` must be a private (already released) estimate, e.g. the
     optimizer's previous ``v_hat``; it is clipped at 0 before the square root.
     ``eps_stability`` must be > 0, so that s is finite.
+
+    Parameters
+    ----------
+    second_moment : array-like
+        A released estimate of the second moment v.
+    eps_stability : float, default=1e-8
+
+    Returns
+    -------
+    ndarray
+        s, of the shape of ``second_moment``.
     """
     if not (np.isfinite(eps_stability) and eps_stability > 0):
         raise ValueError(f"eps_stability must be positive and finite, got {eps_stability}.")

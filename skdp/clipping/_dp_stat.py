@@ -18,6 +18,19 @@ def dp_stat_n_levels(upper_bound: float, resolution: float, growth: float = 2.0)
     The candidate thresholds are ``resolution * growth**i`` for ``i = 0..L``;
     the last one (at least ``upper_bound``) is returned without a test, so at
     most L counts are released.
+
+    Parameters
+    ----------
+    upper_bound : float
+        Domain size B: the largest threshold.
+    resolution : float
+        Smallest threshold, in (0, upper_bound].
+    growth : float, default=2.0
+        Ratio of consecutive thresholds, > 1.
+
+    Returns
+    -------
+    int
     """
     upper_bound = float(upper_bound)
     resolution = float(resolution)

@@ -21,11 +21,11 @@ _ACTIVE: ContextVar[ClippingReport | None] = ContextVar("skdp_clipping_report", 
 class ClippingReport:
     """Counts of clipping decisions made inside :func:`clipping_report`.
 
-    Attributes
+    Parameters
     ----------
-    clipped : int
+    clipped : int, default=0
         Vectors (rows or per-example gradients) whose norm exceeded the bound.
-    total : int
+    total : int, default=0
         Vectors checked.
     """
 

@@ -645,7 +645,16 @@ classes_ : ndarray of shape (n_classes,)""",
         return softmax(scores, axis=1)
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 

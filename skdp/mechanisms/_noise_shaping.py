@@ -208,6 +208,14 @@ def sensitivity_factor(C) -> float:
     when each row of X has L2 norm at most ``norm_bound`` and participates in
     one step.
 
+    Parameters
+    ----------
+    C : array-like of shape (n, n)
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> import numpy as np
@@ -286,7 +294,17 @@ class CorrelatedNoise:
         return self._kind == "identity"
 
     def sensitivity_factor(self, n: int | None = None) -> float:
-        """Largest column norm of C over a horizon n (see :func:`sensitivity_factor`)."""
+        """Largest column norm of C over a horizon n (see :func:`sensitivity_factor`).
+
+        Parameters
+        ----------
+        n : int or None, default=None
+            Horizon; None for an unbounded stream (finite for 'nu' with nu > 0).
+
+        Returns
+        -------
+        float
+        """
         if self._kind == "identity":
             return 1.0
         if self._C is not None:
@@ -298,6 +316,15 @@ class CorrelatedNoise:
 
         That is the squared norm of row k of C^{-1}; a known constant, used
         to remove the bias of squared noise (papers/000, Algorithm 6).
+
+        Parameters
+        ----------
+        t0, t1 : int
+            First step and one past the last.
+
+        Returns
+        -------
+        ndarray of shape (t1 - t0,)
         """
         if self._kind == "identity":
             return np.ones(t1 - t0)
@@ -310,6 +337,15 @@ class CorrelatedNoise:
 
         Row t (0-based) of ``V C^{-1}``, with V the average workload, is the
         mean of rows 0..t of C^{-1}; this returns its squared norm.
+
+        Parameters
+        ----------
+        t0, t1 : int
+            First step and one past the last.
+
+        Returns
+        -------
+        ndarray of shape (t1 - t0,)
         """
         t = np.arange(t0 + 1, t1 + 1, dtype=float)
         if self._kind == "identity":
@@ -333,7 +369,16 @@ class CorrelatedNoise:
         return self._coef[:n]
 
     def next(self, n_steps: int = 1) -> np.ndarray:
-        """Noise for the next ``n_steps`` steps, shape ``(n_steps, *dim)``."""
+        """Noise for the next ``n_steps`` steps, shape ``(n_steps, *dim)``.
+
+        Parameters
+        ----------
+        n_steps : int, default=1
+
+        Returns
+        -------
+        ndarray of shape ``(n_steps, *dim)``
+        """
         m = int(n_steps)
         if m < 0:
             raise ValueError(f"n_steps must be >= 0, got {n_steps}.")

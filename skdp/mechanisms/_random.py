@@ -73,6 +73,11 @@ def set_secure_mode(enabled: bool) -> None:
 def secure_mode(enabled: bool = True) -> Iterator[None]:
     """Context manager form of :func:`set_secure_mode`.
 
+    Parameters
+    ----------
+    enabled : bool, default=True
+        The setting inside the block; the previous one is restored after it.
+
     Examples
     --------
     >>> from skdp.mechanisms import make_rng, secure_mode

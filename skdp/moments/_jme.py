@@ -54,6 +54,15 @@ def c_d(d: int) -> float:
     """The constant of Algorithm 1: ``1 / c_d`` is the largest nu with ``r_d(nu) = 4``.
 
     2 for d >= 2 and ``8 / (11 + 5 sqrt 5)`` for d = 1.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, >= 1.
+
+    Returns
+    -------
+    float
     """
     return 1.0 / _NU_1 if d == 1 else 2.0
 

@@ -63,7 +63,23 @@ class Adam(AdaptiveStepper):
         return self.second_moment
 
     def step(self, params, grad, second=None, second_bias=0.0) -> np.ndarray:
-        """Return the parameters after one step (arguments as in :meth:`AdaGrad.step`)."""
+        """Return the parameters after one step.
+
+        Parameters
+        ----------
+        params : ndarray
+        grad : ndarray
+            The (private) gradient.
+        second : ndarray or None, default=None
+            Input of the second moment; None means ``grad**2`` (post-processing).
+        second_bias : float or ndarray, default=0.0
+            Known mean of the noise in the second-moment input, removed from
+            the moving average (bias correction, papers/002 Algorithm 7).
+
+        Returns
+        -------
+        ndarray
+        """
         grad, second, second_bias = self._inputs(grad, second, second_bias)
         b1, b2 = self.betas
         if self._m is None:

@@ -45,7 +45,18 @@ class SGD:
         self._buffer = None
 
     def step(self, params, grad) -> np.ndarray:
-        """Return the parameters after one step along ``grad``."""
+        """Return the parameters after one step along ``grad``.
+
+        Parameters
+        ----------
+        params : ndarray
+        grad : ndarray
+            The (private) gradient.
+
+        Returns
+        -------
+        ndarray
+        """
         grad = np.asarray(grad, dtype=float)
         if self.momentum:
             self._buffer = grad if self._buffer is None else self.momentum * self._buffer + grad
