@@ -1,4 +1,4 @@
-"""Synthetic data of papers/004 (x ~ N(0, I_p), theta* on the unit sphere) and table printing."""
+"""Synthetic data of Brown et al. 2024 (x ~ N(0, I_p), theta* on the unit sphere) and table printing."""
 
 import numpy as np
 

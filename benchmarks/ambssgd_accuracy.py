@@ -1,4 +1,4 @@
-"""DP-AMBSSGD accuracy (papers/001 Corollary 3.8 setting) against the baselines.
+"""DP-AMBSSGD accuracy (Varshney et al. 2022 Corollary 3.8 setting) against the baselines.
 
 Run: python benchmarks/ambssgd_accuracy.py [--seeds 5] [--quick]
 
@@ -12,7 +12,7 @@ except where a column says otherwise:
   ``x_norm`` (a single DP-STAT level: ``residual_bound = resolution = 1``).
 - DP-SSGD: ``variant='ssgd'`` (Algorithm 1, batch 1, clip ``x_norm``),
   calibrated without shuffling amplification (see the estimator's Notes).
-- DP-GD: ``DPLinearRegressionGD(population_share=0)`` (papers/004).
+- DP-GD: ``DPLinearRegressionGD(population_share=0)`` (Brown et al. 2024).
 - AdaSSP: ``AdaSSPRegressor(label_bound=3 * sqrt(1 + sigma^2))``.
 
 Table 1 varies N and d at sigma = 1; table 2 varies sigma at N = 1e5, d = 10.

@@ -1,4 +1,4 @@
-"""papers/003: nu-DP-FTRL against DP-SGD on streaming linear regression.
+"""Choquette-Choo et al. 2024: nu-DP-FTRL against DP-SGD on streaming linear regression.
 
 Run: python benchmarks/dpftrl_linear_regression.py [--seeds 3]
 

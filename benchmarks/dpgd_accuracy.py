@@ -1,4 +1,4 @@
-"""papers/004 Figures 1-2: error of DP-GD, AdaSSP and OLS vs p (n = 100 p) and vs n.
+"""Brown et al. 2024 Figures 1-2: error of DP-GD, AdaSSP and OLS vs p (n = 100 p) and vs n.
 
 Run: python benchmarks/dpgd_accuracy.py [--reps R]
 

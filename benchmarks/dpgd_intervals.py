@@ -1,4 +1,4 @@
-"""papers/004 Figures 5-6: coverage and width of the three interval constructions.
+"""Brown et al. 2024 Figures 5-6: coverage and width of the three interval constructions.
 
 Run: python benchmarks/dpgd_intervals.py [--reps R]
 

@@ -1,4 +1,4 @@
-"""papers/002 §5.1: private AdaGrad variants on sparse 1-D logistic regression.
+"""Ganesh et al. 2025 §5.1: private AdaGrad variants on sparse 1-D logistic regression.
 
 Run: python benchmarks/dpsgd_adagrad_1d.py [--trials 30]
 
@@ -66,7 +66,7 @@ def main():
         se = values.std(ddof=1) / np.sqrt(len(values))
         rows.append([name, noise, f"{mean:.4f} +- {se:.4f}", lr, floor])
     print_table(f"Test loss, mean +- se over {args.trials} trials, best (lr, floor) per row "
-                "(papers/002 Fig. 2: 0.5976 / 0.5976 / 0.6010 / 0.5981)",
+                "(Ganesh et al. 2025 Fig. 2: 0.5976 / 0.5976 / 0.6010 / 0.5981)",
                 ["AdaGrad variant", "noise", "test loss", "lr", "floor"], rows)
     pp, ind = best[("post_processing", "nu")][3], best[("independent", "nu")][3]
     diff = ind - pp

@@ -1,4 +1,4 @@
-"""Reproductions of papers/000 Figures 1, 2-3 and 5 with StreamingMomentEstimator.
+"""Reproductions of Kalinin et al. 2025 Figures 1, 2-3 and 5 with StreamingMomentEstimator.
 
 Run: python benchmarks/moments_figures.py [--runs 1000] [--reps 20]
 

@@ -1,6 +1,6 @@
 """A running private covariance, released after every row: JME against PP.
 
-JME (papers/000) privatises the second moment with the same noise budget as
+JME (Kalinin et al. 2025) privatises the second moment with the same noise budget as
 the mean ("for free"); PP builds it from the noisy rows and subtracts the
 known bias. The plot shows the Frobenius error of each release against the
 true running covariance of a synthetic stream.

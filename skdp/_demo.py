@@ -51,7 +51,7 @@ def _intervals_section(X, y, seed, accountant) -> dict:
     _print_frame(table)
     print(f"{_INDENT}With only 442 rows, clip_norm = 1 clips many gradients to keep the noise "
           "small, so the\n   intervals centre on the minimiser of the clipped (Huber-type) loss "
-          "(papers/004 §2.5).\n")
+          "(Brown et al. 2024 §2.5).\n")
     return {"table": table}
 
 

@@ -40,7 +40,7 @@ def test_theorem_4_1_worst_case_covariance_error():
 
 @pytest.fixture(scope="module")
 def figure5():
-    """Mean KL(p_hat_t || p) over 200 runs, papers/000 Figure 5 (d = 5, n = 100, strength 2)."""
+    """Mean KL(p_hat_t || p) over 200 runs, Kalinin et al. 2025 Figure 5 (d = 5, n = 100, strength 2)."""
     d, n, runs = 5, 100, 200
     rng = np.random.default_rng(0)
     # Noise strength 2: the noise multiplier 1 / mu. The rows are clipped to

@@ -15,7 +15,7 @@ from skdp.mechanisms import make_rng
 
 
 def _sphere_data(n, d, sigma, seed):
-    """papers/001 Corollary 3.8: x ~ N(0, I_d), theta* on the unit sphere."""
+    """Varshney et al. 2022 Corollary 3.8: x ~ N(0, I_d), theta* on the unit sphere."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     theta = rng.standard_normal(d)

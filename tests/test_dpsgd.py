@@ -248,7 +248,7 @@ def _test_loss(clf, X, y):
 
 
 def test_independent_moments_not_worse_than_post_processing_papers_002_5_1():
-    # papers/002 §5.1: 1000 rows (90% with x = 0), batch 1, one epoch, clip 1,
+    # Ganesh et al. 2025 §5.1: 1000 rows (90% with x = 0), batch 1, one epoch, clip 1,
     # noise multiplier 0.1 (std 0.1 on a step's gradient: replace-one mu =
     # 2 / 0.1 = 20), AdaGrad on DP-MF noise (nu = 0, the optimal single-epoch
     # factorization of the prefix sum), learning rate and floor tuned on a
@@ -275,7 +275,7 @@ def test_independent_moments_not_worse_than_post_processing_papers_002_5_1():
 
 
 def test_nu_dp_ftrl_halves_the_excess_risk_of_dp_sgd_papers_003():
-    # papers/003: d = 20, eigenvalues k^-1.5, T = 20,000 rows in one pass at
+    # Choquette-Choo et al. 2024: d = 20, eigenvalues k^-1.5, T = 20,000 rows in one pass at
     # batch 1, the same (epsilon, delta), learning rate tuned on the same grid.
     # Measured (benchmarks/dpftrl_linear_regression.py): at epsilon 4 the best
     # excess risks are 1.2e-3 (nu = 0.001) and 1.3e-2 (independent), 10x

@@ -98,7 +98,7 @@ def test_jme_second_moment_is_free(dim):
     std1, std2 = moment_noise_stds("jme", MU, ZETA, dim, KAPPA)
     assert std1 == pytest.approx(2 * ZETA * KAPPA / MU)  # the post-processing noise
     # The joint vector (G, sqrt(lam) Q) with lam = std1^2 / std2^2 has the
-    # sensitivity mu * std1 (papers/000, Lemma 3.5 / Theorem 4.3).
+    # sensitivity mu * std1 (Kalinin et al. 2025, Lemma 3.5 / Theorem 4.3).
     lam = (std1 / std2) ** 2
     assert joint_sensitivity([KAPPA], [KAPPA], lam, dim, ZETA) == pytest.approx(MU * std1)
 

@@ -191,7 +191,7 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
         intercept), if already known: they do not change between steps.
         Ignored with ``scale``.
     scale : ndarray of shape (q,) or (q, K), optional
-        Scale-then-privatize (papers/002, Algorithm 8): clip the scaled
+        Scale-then-privatize (Ganesh et al. 2025, Algorithm 8): clip the scaled
         gradients ``s * g_i`` instead; the result is the sum in the scaled
         geometry. Undo it after adding noise with :func:`scale_then_privatize`.
         q is p, or p + 1 with ``fit_intercept`` (the intercept's scale last).
@@ -202,7 +202,7 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     squares : bool, default=False
         Also return ``sum_i clip(g_i)**2``, the sum of the element-wise
         squares of the clipped gradients (the diagonal second moment of
-        papers/000, Theorem 4.3), as ``(X**2)^T (f**2 r**2)``. Not with
+        Kalinin et al. 2025, Theorem 4.3), as ``(X**2)^T (f**2 r**2)``. Not with
         ``scale``.
 
     Returns
@@ -290,7 +290,7 @@ def scale_from_second_moment(second_moment, eps_stability: float = 1e-8) -> np.n
 def scale_then_privatize(scaled_sum, noise, scale) -> np.ndarray:
     """Add noise in the scaled geometry and map back: ``(scaled_sum + noise) / s``.
 
-    papers/002, Algorithm 8, line 6. The privacy guarantee is that of adding
+    Ganesh et al. 2025, Algorithm 8, line 6. The privacy guarantee is that of adding
     ``noise`` to ``scaled_sum``, whose replace-one sensitivity is
     ``2 * clip_norm`` (:func:`clipped_gradient_sum` with ``scale``); dividing
     by a scale that is itself private is post-processing.

@@ -1,6 +1,6 @@
 """DP-STAT: private approximate maximum by doubling with noisy counts.
 
-papers/001 (Varshney, Thakurta & Jain), Algorithm 3.
+Varshney, Thakurta & Jain (2022), Algorithm 3.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Generators for the synthetic experiments of papers/002 §5.1 and papers/003 §2.2."""
+"""Generators for the synthetic experiments of Ganesh et al. 2025 §5.1 and Choquette-Choo et al. 2024 §2.2."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ __all__ = ["make_power_law_regression", "make_sparse_logistic"]
 
 def make_sparse_logistic(n_samples: int, *, sparsity: float = 0.9, theta: float = 1.0,
                          random_state=None) -> tuple[np.ndarray, np.ndarray]:
-    """One-feature logistic data with most inputs zero (papers/002 §5.1).
+    """One-feature logistic data with most inputs zero (Ganesh et al. 2025 §5.1).
 
     ``x ~ N(0, 1)``, ``y ~ Bernoulli(sigmoid(theta x))``, then x is set to 0
     in a random ``sparsity`` fraction of the rows (their gradients vanish).
@@ -49,7 +49,7 @@ def make_power_law_regression(n_samples: int, n_features: int = 20, *, decay: fl
                               noise: float = 0.1, random_state=None):
     """Linear regression with Gaussian inputs whose covariance eigenvalues are ``k**-decay``.
 
-    The setting of papers/003 §2.2: ``x ~ N(0, H)`` with H diagonal,
+    The setting of Choquette-Choo et al. 2024 §2.2: ``x ~ N(0, H)`` with H diagonal,
     ``H_kk = k**-decay`` (k = 1..d), ``y = <theta*, x> + noise * N(0, 1)``
     with ``theta* = (1, ..., 1) / sqrt(d)``. The excess risk of w is
     ``(w - theta*)^T H (w - theta*) / 2``.

@@ -1,4 +1,4 @@
-"""PrivateGaussianDensity: a running private Gaussian fit (papers/000, Section 4.1)."""
+"""PrivateGaussianDensity: a running private Gaussian fit (Kalinin et al. 2025, Section 4.1)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def private_covariances(means, second_moments, mean_noise_variances=None) -> np.
     mean_noise_variances : ndarray of shape (n,) or None
         Variance of each entry of the noise in ``means[t]``. The product
         ``mu_hat mu_hat^T`` carries that variance on its diagonal; adding it
-        back makes the covariance unbiased (papers/000, eqs. 62 and 70).
+        back makes the covariance unbiased (Kalinin et al. 2025, eqs. 62 and 70).
 
     Returns
     -------
@@ -112,7 +112,7 @@ def gaussian_kl(mean_p, cov_p, mean_q, cov_q) -> np.ndarray:
 
 _DOC = """A Gaussian density fitted privately to a stream, re-estimated after every row.
 
-The running mean and covariance of papers/000, Section 4.1: a
+The running mean and covariance of Kalinin et al. 2025, Section 4.1: a
 :class:`~skdp.moments.StreamingMomentEstimator` with the average workload
 releases private means ``mu_t`` and second moments ``S_t``; the covariance is
 ``S_t - mu_t mu_t^T``, debiased (the squared noise of ``mu_t`` is added back),
@@ -127,7 +127,7 @@ Parameters
 method : {'jme', 'pp'}, default='jme'
     Joint moment estimation (second moment for free) or post-processing of
     the noisy rows. JME is better at high privacy, PP at low privacy in high
-    dimension (papers/000, Theorems 4.1 and 4.2).
+    dimension (Kalinin et al. 2025, Theorems 4.1 and 4.2).
 debias : bool, default=True
     Remove the known biases (of ``mu_t mu_t^T`` and, for PP, of the squared
     rows) before the projection.

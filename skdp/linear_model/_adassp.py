@@ -19,7 +19,7 @@ __all__ = ["AdaSSPRegressor"]
 
 _DOC = """Linear regression by AdaSSP: noisy sufficient statistics and an adaptive ridge.
 
-The baseline of Wang (2018) used in the experiments of papers/004: release
+The baseline of Wang (2018) used in the experiments of Brown et al. 2024: release
 a noisy smallest eigenvalue of ``X^T X``, a noisy ``X^T X`` and a noisy
 ``X^T y``, choose the ridge ``l2`` from the first so that the noisy Gram
 matrix is well conditioned with high probability, and solve

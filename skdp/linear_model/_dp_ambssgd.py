@@ -1,4 +1,4 @@
-"""DP-AMBSSGD: one-pass mini-batch SGD with private adaptive clipping (papers/001)."""
+"""DP-AMBSSGD: one-pass mini-batch SGD with private adaptive clipping (Varshney et al. 2022)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
                target_count: float, noise_multiplier: float, learning_rate: float,
                rng: np.random.Generator, fit_intercept: bool = True,
                log_factor: float = 1.0, growth: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
-    """One shuffled pass of DP-AMBSSGD for least squares (papers/001, Algorithm 2).
+    """One shuffled pass of DP-AMBSSGD for least squares (Varshney et al. 2022, Algorithm 2).
 
     The rows are permuted once; step t takes the next ``stat_size`` rows as
     its stat sample and the following ``batch_size`` rows as its batch (the two
@@ -119,7 +119,7 @@ class _Plan(NamedTuple):
 
 _DOC = """Linear regression in one private pass: mini-batch SGD with adaptive clipping.
 
-DP-AMBSSGD (papers/001, Algorithm 2): the rows are shuffled once and cut
+DP-AMBSSGD (Varshney et al. 2022, Algorithm 2): the rows are shuffled once and cut
 into T steps. Each step first spends a small *stat sample* on DP-STAT
 (Algorithm 3), a private high quantile ``gamma_t`` of the absolute residuals
 at the current iterate, and sets the clip norm ``zeta_t = x_norm * gamma_t``;
@@ -175,7 +175,7 @@ tail_exponent : float, default=0.0
 learning_rate : float or None, default=None
     Step size. None means 0.5 for 'ambssgd' (stable when the largest
     eigenvalue of ``E[(x, 1)(x, 1)^T]`` is below 4) and ``1 / (4 (n_features
-    + fit_intercept))`` for 'ssgd' (papers/001, Corollary 3.3).
+    + fit_intercept))`` for 'ssgd' (Varshney et al. 2022, Corollary 3.3).
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
     clipped gradient. The data are never centred.
@@ -246,7 +246,7 @@ parameters are ignored until the next ``fit``. The live object holds the
 noise generator (future noise); pickles and copies leave it out and cannot
 continue the pass.
 
-**Departures from papers/001**, all public constants (privacy is unchanged):
+**Departures from Varshney et al. 2022**, all public constants (privacy is unchanged):
 noise is calibrated exactly (GDP) rather than by zCDP; the stat sample and
 the batch are disjoint (the paper's index ranges share a row); DP-STAT uses a
 resolution of 1e-4 instead of ``B / N**200``, thresholds ``sqrt(2)`` apart

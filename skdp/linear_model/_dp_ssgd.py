@@ -1,4 +1,4 @@
-"""DP-SSGD: one shuffled pass of single-row SGD with a fixed clip (papers/001, Algorithm 1)."""
+"""DP-SSGD: one shuffled pass of single-row SGD with a fixed clip (Varshney et al. 2022, Algorithm 1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DP-GD for linear regression with confidence intervals (papers/004, Brown et al.)."""
+"""DP-GD for linear regression with confidence intervals (Brown et al. 2024)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_rate: float,
                         n_iter: int, rng: np.random.Generator, fit_intercept: bool = True,
                         theta0=None) -> np.ndarray:
-    """Full-batch DP gradient descent for least squares (papers/004, Algorithm 1).
+    """Full-batch DP gradient descent for least squares (Brown et al. 2024, Algorithm 1).
 
     At each step the per-example gradients ``x_i (x_i . theta - y_i)`` (with
     ``x_i`` extended by a constant 1 when ``fit_intercept``) are clipped to
@@ -83,7 +83,7 @@ def _descend(X, y, theta, row_norms, iterates, clip_norm, noise_std, learning_ra
 
 _DOC = """Linear regression by differentially private gradient descent, with confidence intervals.
 
-Full-batch DP-GD (papers/004, Algorithm 1): every step clips the per-example
+Full-batch DP-GD (Brown et al. 2024, Algorithm 1): every step clips the per-example
 gradients of the squared loss to ``clip_norm``, averages them over all rows,
 and adds Gaussian noise calibrated exactly so that all the steps together are
 (epsilon, delta)-DP. The estimate is the mean of the post-burn-in iterates,
@@ -334,7 +334,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             Nominal coverage is 1 - alpha.
         target : {'empirical', 'population'}, default='empirical'
             ``'empirical'``: the least-squares solution of the fitted data
-            (papers/004). ``'population'``: the parameter of the population
+            (Brown et al. 2024). ``'population'``: the parameter of the population
             the rows were drawn from; the standard error adds the privately
             estimated least-squares sampling variance
             (``sqrt(bse_**2 + diag(sampling_cov_))``), with the t quantile on

@@ -1,4 +1,4 @@
-"""DP-SGD / DP-MF for linear and logistic models: papers/002 Algorithm 1 with its variants."""
+"""DP-SGD / DP-MF for linear and logistic models: Ganesh et al. 2025 Algorithm 1 with its variants."""
 
 from __future__ import annotations
 
@@ -126,12 +126,12 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
 
 _DOC = """Private %(model)s trained with SGD, AdaGrad or Adam, with independent or correlated noise.
 
-Mini-batch training (papers/002, Algorithm 1) of a linear model with the
+Mini-batch training (Ganesh et al. 2025, Algorithm 1) of a linear model with the
 %(loss)s.
 Each step clips every per-example gradient to ``clip_norm`` (the
 intercept's coordinate included), adds Gaussian noise to their sum, and
 feeds the result to the optimizer. The noise is independent across steps
-(DP-SGD) or correlated by nu-DP-FTRL (papers/003, eq. 7), which cancels
+(DP-SGD) or correlated by nu-DP-FTRL (Choquette-Choo et al. 2024, eq. 7), which cancels
 much of it over the course of training. For AdaGrad and Adam the second
 moment is made private in one of five ways (``private_moments``, see
 :mod:`skdp.optim`).
@@ -143,15 +143,15 @@ Parameters
 optimizer : {'sgd', 'adagrad', 'adam'}, default='sgd'
 private_moments : {'post_processing', 'bias_correction', 'independent', \
 'jme', 'scale_then_privatize'}, default='post_processing'
-    How AdaGrad and Adam get their private second moment (papers/002
-    Algorithms 5-8; papers/000 Algorithm 2 for 'jme'); ignored by 'sgd',
+    How AdaGrad and Adam get their private second moment (Ganesh et al. 2025
+    Algorithms 5-8; Kalinin et al. 2025 Algorithm 2 for 'jme'); ignored by 'sgd',
     which has none.
 noise : {'independent', 'nu'}, default='independent'
     'independent' is DP-SGD; 'nu' is nu-DP-FTRL, whose noise at step t is
     ``sum_k beta_k z_{t-k}`` with ``beta_k = (-1)^k binom(1/2, k) (1 - nu)^k``.
 nu : float, default=0.01
     Damping of the 'nu' noise, in [0, 1); 0 is the square root of the
-    prefix-sum matrix. papers/003 suggests ``nu <= learning_rate *
+    prefix-sum matrix. Choquette-Choo et al. 2024 suggests ``nu <= learning_rate *
     (smallest eigenvalue of the Hessian)``; tune it like the learning rate.
 batch_size : int, default=64
     Rows per step (at most n; the last batch of an epoch may be smaller).

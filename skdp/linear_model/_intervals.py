@@ -1,6 +1,6 @@
 """Confidence intervals from a list of (nearly) independent private estimates.
 
-papers/004 (Brown et al.), Section 3.1: m estimates theta^(1..m), their mean,
+Brown et al. (2024), Section 3.1: m estimates theta^(1..m), their mean,
 and Student-t intervals ``mean +- t_{1 - alpha/2, m-1} * sd / sqrt(m)``.
 Everything here is post-processing of released iterates: no data, no budget.
 """

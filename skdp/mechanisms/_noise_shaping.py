@@ -4,7 +4,7 @@ The private estimate of a workload ``A X`` is ``A (X + C^{-1} Z)`` with Z
 i.i.d. Gaussian: the noise added to the stream at step t is ``[C^{-1} Z]_t``.
 Under single participation and replace-one adjacency, a row of L2 norm at most
 ``zeta`` changes ``C X`` by at most ``2 zeta`` times the largest column norm of
-C (papers/003, Theorem 1.1; papers/000, eq. 2), so Z needs std
+C (Choquette-Choo et al. 2024, Theorem 1.1; Kalinin et al. 2025, eq. 2), so Z needs std
 ``2 zeta max_j ||C[:, j]|| / mu`` for mu-GDP.
 
 Families (C lower triangular, n the horizon):
@@ -13,11 +13,11 @@ Families (C lower triangular, n the horizon):
 - ``'sqrt'``: C = E_1^{1/2}, the square root of the prefix-sum matrix. Toeplitz
   with the coefficients of (1 - x)^{-1/2}: 1, 1/2, 3/8, 5/16, ...; C^{-1} has
   those of (1 - x)^{1/2}: 1, -1/2, -1/8, -1/16, ...
-- ``'nu'``: C^{-1} is Toeplitz with the nu-DP-FTRL coefficients of papers/003,
+- ``'nu'``: C^{-1} is Toeplitz with the nu-DP-FTRL coefficients of Choquette-Choo et al. 2024,
   eq. (7), ``beta_t = (-1)^t binom(1/2, t) (1 - nu)^t``; C has those of
   (1 - (1 - nu) x)^{-1/2}. ``nu = 0`` is ``'sqrt'``.
 - ``'workload_sqrt'``: the principal square root of a given workload matrix
-  (papers/000, C = A^{1/2}).
+  (Kalinin et al. 2025, C = A^{1/2}).
 - a user matrix: any square, lower-triangular, invertible C.
 
 The Toeplitz families need no horizon to generate noise. Their coefficients
@@ -67,7 +67,7 @@ def toeplitz_coefficients(n: int, nu: float = 0.0, *, inverse: bool = False) -> 
         Damping in [0, 1); 0 gives the square root of the prefix-sum matrix.
     inverse : bool, default=False
         If True, return the coefficients of C^{-1}, i.e. the nu-DP-FTRL
-        ``beta_t = (-1)^t binom(1/2, t) (1 - nu)^t`` of papers/003, eq. (7).
+        ``beta_t = (-1)^t binom(1/2, t) (1 - nu)^t`` of Choquette-Choo et al. 2024, eq. (7).
 
     Returns
     -------
@@ -315,7 +315,7 @@ class CorrelatedNoise:
         """Variance of each entry of ``[C^{-1} Z]_k`` for steps ``t0 <= k < t1``.
 
         That is the squared norm of row k of C^{-1}; a known constant, used
-        to remove the bias of squared noise (papers/000, Algorithm 6).
+        to remove the bias of squared noise (Kalinin et al. 2025, Algorithm 6).
 
         Parameters
         ----------

@@ -1,4 +1,4 @@
-"""Workload matrices (papers/000, Table 1) and their streaming recurrences.
+"""Workload matrices (Kalinin et al. 2025, Table 1) and their streaming recurrences.
 
 A workload A (n x n, lower triangular) turns a stream x_1, ..., x_n into the
 releases y_t = sum_{i <= t} A[t, i] x_i. skdp supports
@@ -39,7 +39,7 @@ def _check_kind(kind: str, beta, k):
 
 def workload_matrix(kind: str, n: int, *, beta: float | None = None,
                     k: int | None = None) -> np.ndarray:
-    """Dense lower-triangular workload matrix of papers/000, Table 1.
+    """Dense lower-triangular workload matrix of Kalinin et al. 2025, Table 1.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Private moments of a stream in continual release (papers/000).
+"""Private moments of a stream in continual release (Kalinin et al. 2025).
 
 :class:`StreamingMomentEstimator` runs JME, IME, CS or PP on any workload
 with any noise shaping; the functions below are the calibrations behind it.

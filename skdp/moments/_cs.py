@@ -1,4 +1,4 @@
-"""Concatenate-and-split (CS): papers/000, Algorithm 5.
+"""Concatenate-and-split (CS): Kalinin et al. 2025, Algorithm 5.
 
 The row ``(x, sqrt(tau) vec(x (x) x))`` is privatised as one vector with one
 noise-shaping matrix C, then split; the second part is divided by

@@ -1,4 +1,4 @@
-"""Independent moment estimation (IME): papers/000, Algorithm 4.
+"""Independent moment estimation (IME): Kalinin et al. 2025, Algorithm 4.
 
 Two separate Gaussian mechanisms, one per moment; the budget is split
 exactly in GDP: ``mu_1^2 = budget_split mu^2`` and

@@ -1,4 +1,4 @@
-"""Joint moment estimation (JME): Algorithm 1 and lambda-JME (Algorithm 3) of papers/000.
+"""Joint moment estimation (JME): Algorithm 1 and lambda-JME (Algorithm 3) of Kalinin et al. 2025.
 
 JME privatises the stream ``x_t`` and the stream ``x_t (x) x_t`` with two
 independent Gaussian noises whose scales come from one *joint* sensitivity
@@ -18,7 +18,7 @@ _NU_1 = (11.0 + 5.0 * math.sqrt(5.0)) / 8.0  # threshold of r_1: r_1(nu) = 4 up 
 
 
 def r_d(nu: float, d: int) -> float:
-    """``sup_{||x||, ||y|| <= 1} ||x - y||^2 + nu ||x (x) x - y (x) y||^2`` (papers/000, eq. 7).
+    """``sup_{||x||, ||y|| <= 1} ||x - y||^2 + nu ||x (x) x - y (x) y||^2`` (Kalinin et al. 2025, eq. 7).
 
     Parameters
     ----------
@@ -68,7 +68,7 @@ def c_d(d: int) -> float:
 
 
 def joint_sensitivity(col_norms1, col_norms2, lam: float, d: int, norm_bound: float) -> float:
-    """Replace-one L2 sensitivity of ``(C1 X, sqrt(lam) C2 (X (x) X))`` (papers/000, Lemma 3.5).
+    """Replace-one L2 sensitivity of ``(C1 X, sqrt(lam) C2 (X (x) X))`` (Kalinin et al. 2025, Lemma 3.5).
 
     A replaced row k moves column k of both products, so the squared
     sensitivity is ``max_k zeta^2 a_k^2 r_d(lam zeta^2 b_k^2 / a_k^2)`` with

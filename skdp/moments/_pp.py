@@ -1,4 +1,4 @@
-"""Post-processing (PP): papers/000, Algorithm 6.
+"""Post-processing (PP): Kalinin et al. 2025, Algorithm 6.
 
 Only the stream x_t is privatised; the second moment is built from the
 noisy rows, ``x_hat (x) x_hat``, which is private by post-processing but

@@ -54,7 +54,7 @@ _DOC = """Private first and second moments of a stream, released after every row
 
 After each row ``x_t`` the estimator releases private versions of
 ``Y_t = sum_i A1[t, i] x_i`` and ``S_t = sum_i A2[t, i] x_i x_i^T``
-(papers/000) for a workload A1, A2 (running sum, running average,
+(Kalinin et al. 2025) for a workload A1, A2 (running sum, running average,
 exponentially weighted or sliding-window sums) with independent or
 correlated (matrix-factorization) noise. Four methods:
 
@@ -86,7 +86,7 @@ debias : bool, default=True
     'pp' only: subtract the known bias ``sum_k A2[t, k] v_k I`` (v_k the
     noise variance of row k) so that the second moment is unbiased.
 workload : {'prefix', 'average', 'exponential', 'window'}, default='prefix'
-    A1 (papers/000, Table 1).
+    A1 (Kalinin et al. 2025, Table 1).
 second_workload : {'prefix', 'average', 'exponential', 'window'} or None, default=None
     A2; None means the same as ``workload``.
 beta : float or None, default=None
@@ -96,7 +96,7 @@ window : int or None, default=None
 noise_shaping : {'identity', 'sqrt', 'nu', 'workload_sqrt'} or array-like, default='identity'
     The matrix C of the matrix mechanism (noise ``C^{-1} Z``): independent
     noise, the square root of the prefix-sum matrix, the nu-damped Toeplitz
-    of papers/003, the square root of each moment's workload
+    of Choquette-Choo et al. 2024, the square root of each moment's workload
     (``C_i = A_i^{1/2}``), or your own lower-triangular invertible matrix
     (its size is the horizon).
 nu : float or None, default=None
@@ -149,7 +149,7 @@ stream's noise generator and past noise, which would let anyone subtract
 the noise: publish the release attributes, not the live object. Pickles and
 copies leave that state out (they cannot continue the stream).
 
-**Departures from papers/000**: the noise is calibrated exactly (GDP), and
+**Departures from Kalinin et al. 2025**: the noise is calibrated exactly (GDP), and
 IME splits ``mu**2`` rather than (epsilon, delta); the joint sensitivity is
 maximised over columns (the paper assumes decreasing column norms); PP
 subtracts each row's own noise variance (see

@@ -3,7 +3,7 @@
 The steppers (:class:`SGD`, :class:`AdaGrad`, :class:`Adam`) are plain numpy
 and never see data; privacy comes from what they are fed.
 :func:`moment_noise_stds` and :func:`private_step_inputs` implement the
-private variants of the second moment (papers/002 Algorithms 5-8, papers/000
+private variants of the second moment (Ganesh et al. 2025 Algorithms 5-8, Kalinin et al. 2025
 Algorithm 2); :class:`~skdp.linear_model.DPSGDRegressor` and
 :class:`~skdp.linear_model.DPSGDClassifier` put them together.
 """

@@ -1,4 +1,4 @@
-"""AdaGrad (papers/002, Algorithm 3), with private second-moment inputs."""
+"""AdaGrad (Ganesh et al. 2025, Algorithm 3), with private second-moment inputs."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class AdaGrad(AdaptiveStepper):
     Notes
     -----
     The stability constant is a floor, ``max(sqrt(v), eps)``, as in
-    papers/002 §5.1 (``eta / max(1, sqrt(v))``), rather than a sum.
+    Ganesh et al. 2025 §5.1 (``eta / max(1, sqrt(v))``), rather than a sum.
 
     Examples
     --------
@@ -74,7 +74,7 @@ class AdaGrad(AdaptiveStepper):
             Input of the second moment; None means ``grad**2`` (post-processing).
         second_bias : float or ndarray, default=0.0
             Known mean of the noise in the second-moment input; the sum of
-            these is subtracted (bias correction, papers/002 Algorithm 7).
+            these is subtracted (bias correction, Ganesh et al. 2025 Algorithm 7).
 
         Returns
         -------

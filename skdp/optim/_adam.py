@@ -1,4 +1,4 @@
-"""Adam (papers/002, Algorithm 2), with private second-moment inputs."""
+"""Adam (Ganesh et al. 2025, Algorithm 2), with private second-moment inputs."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ class Adam(AdaptiveStepper):
             Input of the second moment; None means ``grad**2`` (post-processing).
         second_bias : float or ndarray, default=0.0
             Known mean of the noise in the second-moment input, removed from
-            the moving average (bias correction, papers/002 Algorithm 7).
+            the moving average (bias correction, Ganesh et al. 2025 Algorithm 7).
 
         Returns
         -------

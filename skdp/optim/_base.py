@@ -19,7 +19,7 @@ class AdaptiveStepper:
     ``m / max(sqrt(v - b), eps)`` per coordinate, where b is the accumulated
     known bias of the second-moment inputs (zero without bias correction).
 
-    The stability constant is a *floor* on the denominator, as in papers/002
+    The stability constant is a *floor* on the denominator, as in Ganesh et al. 2025
     Algorithm 7 and §5.1, rather than the sum ``sqrt(v) + eps`` of the
     original Adam; the two differ by at most a factor 2 and agree when
     ``sqrt(v) >> eps``. With private inputs the debiased second moment can be

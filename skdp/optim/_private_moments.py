@@ -3,8 +3,8 @@
 Each step the model sees the sum of clipped per-example gradients
 ``G_t = sum_i clip(g_i, zeta)`` of a batch of b rows and, for the variants
 that privatise it separately, the sum of their element-wise squares
-``Q_t = sum_i clip(g_i, zeta)**2``. The variants (papers/002 Algorithms
-5-8, papers/000 Algorithm 2) differ in what they noise and in what they give
+``Q_t = sum_i clip(g_i, zeta)**2``. The variants (Ganesh et al. 2025 Algorithms
+5-8, Kalinin et al. 2025 Algorithm 2) differ in what they noise and in what they give
 the optimizer as its second-moment input:
 
 ``'post_processing'`` (Algorithm 5)
@@ -17,7 +17,7 @@ the optimizer as its second-moment input:
     Noise G_t and Q_t separately, the budget split equally in GDP
     (``mu_1**2 = mu_2**2 = mu**2 / 2``, via
     :func:`~skdp.moments.ime_noise_stds`).
-``'jme'`` (papers/000 Algorithm 2, Theorem 4.3)
+``'jme'`` (Kalinin et al. 2025 Algorithm 2, Theorem 4.3)
     Noise G_t and Q_t with one joint sensitivity and the privacy-for-free
     weight: G_t gets exactly the post-processing noise, and Q_t comes free.
 ``'scale_then_privatize'`` (Algorithm 8)
@@ -30,11 +30,11 @@ the optimizer as its second-moment input:
 **Square-then-average.** 'independent' and 'jme' privatise Q_t, a sum over
 rows, whose replace-one change is that of one row (``||a**2 - b**2|| <=
 sqrt(2) zeta**2``, jointly with ``a - b`` for JME): the stream fits the
-joint-sensitivity analysis of papers/000 for any batch size. papers/002
+joint-sensitivity analysis of Kalinin et al. 2025 for any batch size. Ganesh et al. 2025
 Algorithm 6 squares the batch *mean* instead, whose sensitivity grows with
 the batch. With batch size 1 the two agree. The second-moment input is
 ``(Q_t + noise) / b``, the mean of the squared per-example gradients
-(papers/002 §2.2.1).
+(Ganesh et al. 2025 §2.2.1).
 
 **Correlated noise.** Every variant works with any noise shaping C: the
 noise of step t is ``std * [C^{-1} Z]_t`` with the same C for both streams,
