@@ -17,6 +17,12 @@ from skdp.clipping._clip import (
     squared_loss_residuals,
 )
 from skdp.clipping._dp_stat import dp_stat, dp_stat_n_levels
+from skdp.clipping._private_quantile import (
+    geometric_grid,
+    private_norm_quantile,
+    private_quantiles,
+    quantile_statistics,
+)
 from skdp.clipping._report import ClippingReport, clipping_report
 
 __all__ = [
@@ -27,8 +33,12 @@ __all__ = [
     "clipping_report",
     "dp_stat",
     "dp_stat_n_levels",
+    "geometric_grid",
     "gradient_clip_factors",
     "logistic_loss_residuals",
+    "private_norm_quantile",
+    "private_quantiles",
+    "quantile_statistics",
     "scale_from_second_moment",
     "scale_then_privatize",
     "squared_loss_residuals",
