@@ -41,7 +41,14 @@ PRIVACY_PARAMS_DOC = {
         Source of the noise. Use None (or secure mode,
         :func:`skdp.mechanisms.secure_mode`) for real releases: anyone who
         knows a fixed seed can subtract the noise. A fixed seed is for tests
-        and examples.""",
+        and examples. A Generator is used as it is: successive fits continue
+        its stream (and ``clone`` copies its state).""",
+    "max_weight": """max_weight : float, default=1.0
+        Public bound on every ``sample_weight``, > 0. A row's influence, and
+        so the sensitivity behind every noise scale, is ``max_weight`` times
+        that of an unweighted row; ``fit`` raises a ValueError for a weight
+        above it (or negative, or not finite) before any budget is charged.
+        Unit weights give exactly the unweighted fit.""",
 }
 
 
@@ -56,7 +63,7 @@ class DPEstimatorMixin:
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "accountant": [HasMethods(["charge_mu"]), None],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def _budget_mu(self) -> float:

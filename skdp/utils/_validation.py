@@ -23,7 +23,7 @@ import numpy as np
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from sklearn.utils.validation import validate_data
 
-__all__ = ["MAX_ABS", "validate_private"]
+__all__ = ["MAX_ABS", "check_sample_weight", "validate_private"]
 
 #: Largest magnitude skdp computes with; larger finite inputs are capped to it.
 MAX_ABS = 1e50
@@ -89,3 +89,46 @@ def _cap(a: np.ndarray) -> np.ndarray:
     if a.size and (a.max() > MAX_ABS or a.min() < -MAX_ABS):
         return np.clip(a, -MAX_ABS, MAX_ABS)
     return a
+
+
+def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
+    """Validate weights against their declared bound; None stays None.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+    n_samples : int
+    max_weight : float
+        The public bound (a hyper-parameter), > 0 and finite.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or None
+
+    Raises
+    ------
+    ValueError
+        For a wrong shape, a negative, non-finite or too large weight. The
+        message names the problem, never a weight's value: whether one row's
+        weight exceeds the bound is a schema error the user must fix, and it
+        is raised before any budget is charged or noise drawn.
+    """
+    max_weight = float(max_weight)
+    if not (np.isfinite(max_weight) and max_weight > 0):
+        raise ValueError(f"max_weight must be positive and finite, got {max_weight}.")
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("sample_weight must be numeric.") from None
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinite values.")
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    if np.any(w > max_weight):
+        raise ValueError(f"sample_weight exceeds max_weight={max_weight:g}; declare a larger "
+                         "max_weight (it scales the noise) or cap the weights.")
+    return w
