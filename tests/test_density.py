@@ -14,16 +14,26 @@ from skdp.density import (
 )
 from skdp.moments import StreamingMomentEstimator, c_d
 
+# The papers' setting: a release after every row, privacy-for-free JME,
+# independent noise, every release kept.
+PER_ROW = dict(release="per_row", store_history=True, norm_bound=1.0)
+PAPER = dict(release="per_row", store_history=True, noise_shaping="identity", lam=None,
+             eigenvalue_floor=1e-3)
+
 
 def test_theorem_4_1_worst_case_covariance_error():
     # Every row is the same unit vector: the true running covariance is 0 and
     # the debiased JME covariance error summed over t has expectation
-    # (c_d d^2 + 2d + 2) s^2 H_{n,1} + d(d+1) s^4 H_{n,2}, s = first-moment noise std.
+    # (c_d d^2 + 2d + 2) s^2 H_{n,1} + d(d+1) s^4 H_{n,2}, s = first-moment noise std,
+    # for the paper's noise on all d^2 entries. skdp symmetrises that noise,
+    # which halves the variance of the d^2 - d off-diagonal entries:
+    # c_d d^2 becomes c_d d (d + 1) / 2.
     n, d, reps = 50, 4, 2000
     X = np.tile(np.eye(d)[0], (n, 1))
     errs = []
     for r in range(reps):
-        est = StreamingMomentEstimator(epsilon=8.0, workload="average", random_state=r).fit(X)
+        est = StreamingMomentEstimator(epsilon=8.0, workload="average", random_state=r,
+                                       noise_shaping="identity", **PER_ROW).fit(X)
         var = est.noise_stds_[0] ** 2 / np.arange(1, n + 1)  # identity shaping, average workload
         cov = private_covariances(est.first_moments_, est.second_moments_, var)
         true = np.zeros((n, d, d))
@@ -31,7 +41,7 @@ def test_theorem_4_1_worst_case_covariance_error():
     s = est.noise_stds_[0]
     h1 = np.sum(1.0 / np.arange(1, n + 1))
     h2 = np.sum(1.0 / np.arange(1, n + 1) ** 2)
-    expected = (c_d(d) * d**2 + 2 * d + 2) * s**2 * h1 + d * (d + 1) * s**4 * h2
+    expected = (c_d(d) * d * (d + 1) / 2 + 2 * d + 2) * s**2 * h1 + d * (d + 1) * s**4 * h2
     errs = np.array(errs)
     se = errs.std(ddof=1) / math.sqrt(reps)
     assert 3 * se < 0.05 * expected  # the 5% band is at least 3 standard errors wide
@@ -56,7 +66,7 @@ def figure5():
         for name, kw in [("jme", {}), ("pp", {"method": "pp"}),
                          ("pp_biased", {"method": "pp", "debias": False})]:
             est = PrivateGaussianDensity(epsilon=eps, norm_bound=zeta, random_state=r,
-                                         **kw).fit(X)
+                                         **PAPER, **kw).fit(X)
             kl[name] = kl[name] + gaussian_kl(est.locations_, est.covariances_, mean, cov) / runs
     return kl
 
@@ -93,6 +103,24 @@ def test_projection_is_symmetric_with_the_floor():
     np.testing.assert_allclose(project_covariances(np.eye(2)[None], 0.1), np.eye(2)[None])
 
 
+def test_projection_onto_feasible_covariances_is_the_euclidean_one():
+    # Eigenvalues (3, 2, -1) onto {0.1 <= l <= 2.5, sum <= 4}: by the KKT
+    # conditions l = clip(v - tau, 0.1, 2.5) with sum 4, tau = 0.55.
+    P = project_covariances(np.diag([3.0, 2.0, -1.0]), 0.1, 2.5, 4.0)
+    np.testing.assert_allclose(np.linalg.eigvalsh(P), [0.1, 1.45, 2.45], atol=1e-9)
+    # Brute force: no point of the set is closer.
+    rng = np.random.default_rng(0)
+    v = np.array([3.0, 2.0, -1.0])
+    best = np.sum((np.array([2.45, 1.45, 0.1]) - v) ** 2)
+    for _ in range(20_000):
+        cand = np.clip(rng.uniform(0.1, 2.5, 3), 0.1, 2.5)
+        if cand.sum() <= 4.0:
+            assert np.sum((cand - v) ** 2) >= best - 1e-9
+    # Per-matrix floors on a stack.
+    stack = project_covariances(np.stack([np.eye(2) * -1, np.eye(2) * -1]), np.array([0.1, 0.3]))
+    np.testing.assert_allclose(np.linalg.eigvalsh(stack), [[0.1, 0.1], [0.3, 0.3]])
+
+
 def _gaussian_rows(n, seed=0):
     rng = np.random.default_rng(seed)
     return rng.multivariate_normal([0.2, -0.1], [[0.04, 0.01], [0.01, 0.02]], size=n)
@@ -111,18 +139,81 @@ def test_api_scores_samples_mahalanobis():
     draws = dens.sample(200_000, random_state=1)
     # Sample covariance entries of 2e5 draws have sd <= ~0.05 * 1.5 / sqrt(2e5) ~ 2e-4.
     np.testing.assert_allclose(np.cov(draws.T), dens.covariance_, atol=2e-3)
-    assert dens.covariances_.shape == (50_000, 2, 2)
-    assert np.all(np.linalg.eigvalsh(dens.covariances_) >= 1e-3 * (1 - 1e-9))
+    assert not hasattr(dens, "covariances_") and dens.n_steps_seen_ == 1
+    rows = PrivateGaussianDensity(epsilon=4.0, random_state=0, **PAPER).fit(X[:500])
+    assert rows.covariances_.shape == (500, 2, 2)
+
+
+# -- the log-likelihood of new data: the setting of the phase-2 issue ---------------------
+# d = 5, rows ~ N(m, Sigma) with ||m||^2 = 1.8 and eigenvalues (1, .4, .2, .1, .076), so
+# the rows' norms are about 1.9; epsilon = 1, delta = 1e-5. The true density scores
+# -3.397 on the test rows (benchmarks/density_loglik.py prints the whole table).
+
+def _issue_setting():
+    from scipy.stats import ortho_group
+
+    d = 5
+    Q = ortho_group.rvs(d, random_state=1)
+    cov = Q @ np.diag([1.0, 0.4, 0.2, 0.1, 0.076]) @ Q.T
+    mean = np.full(d, math.sqrt(1.8 / d))
+    test = np.random.default_rng(0).multivariate_normal(mean, cov, size=20_000)
+    return mean, cov, test
+
+
+@pytest.mark.parametrize("n, bound, target", [
+    (10_000, 4.0, -3.60), (10_000, None, -3.75), (100_000, 4.0, -3.40), (100_000, None, -3.45)])
+def test_one_release_log_likelihood_targets(n, bound, target):
+    # The benchmark measures medians of -3.415 / -3.407 at n = 1e4 and -3.397
+    # at 1e5 (the non-private fit's level); 5 seeds, the median must beat the
+    # issue's targets, which leave margins of 0.05 to 0.34 nats: several times
+    # the seed-to-seed spread the benchmark sees (sd 0.01 at 1e4).
+    mean, cov, test = _issue_setting()
+    X = np.random.default_rng(5).multivariate_normal(mean, cov, size=n)
+    scores = [PrivateGaussianDensity(epsilon=1.0, delta=1e-5, norm_bound=bound,
+                                     random_state=s).fit(X).score(test) for s in range(5)]
+    assert np.median(scores) > target
+
+
+def test_stream_of_small_calls_log_likelihood_target():
+    # 1,000 calls of 10 rows at norm_bound 4: the benchmark's median over 10
+    # seeds is -3.59 (range -3.62 to -3.51); the issue asks for better than -4.0.
+    mean, cov, test = _issue_setting()
+    X = np.random.default_rng(5).multivariate_normal(mean, cov, size=10_000)
+    scores = []
+    for s in range(3):
+        dens = PrivateGaussianDensity(epsilon=1.0, delta=1e-5, norm_bound=4.0, random_state=s)
+        for block in np.array_split(X, 1000):
+            dens.partial_fit(block)
+        scores.append(dens.score(test))
+    assert dens.n_steps_seen_ == 1000
+    assert np.median(scores) > -4.0
+
+
+@pytest.mark.parametrize("kw", [{}, {"method": "pp", "release": "per_row"},
+                                {"release": "per_row", "store_history": True}])
+def test_released_covariances_are_feasible(kw):
+    # Whatever the noise (epsilon = 0.05 here), every released covariance has
+    # eigenvalues in [floor, zeta^2] and trace <= zeta^2, and the mean lies in the ball.
+    X = _gaussian_rows(400, seed=2) * 10
+    dens = PrivateGaussianDensity(epsilon=0.05, norm_bound=1.0, random_state=0, **kw).fit(X)
+    covs = getattr(dens, "covariances_", dens.covariance_[None])
+    vals = np.linalg.eigvalsh(covs)
+    assert np.all(vals > 0) and np.all(vals <= 1.0 + 1e-9)
+    assert np.all(np.trace(covs, axis1=1, axis2=2) <= 1.0 + 1e-9)
+    assert np.linalg.norm(dens.location_) <= 1.0 + 1e-12
 
 
 @pytest.mark.parametrize("method", ["jme", "pp"])
-def test_partial_fit_continues_the_stream(method):
+def test_partial_fit_one_row_at_a_time_equals_the_per_row_fit(method):
     X = _gaussian_rows(300, seed=1)
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
-    whole = PrivateGaussianDensity(method=method, random_state=3).fit(X)
-    parts = PrivateGaussianDensity(method=method, accountant=acc, random_state=3)
-    for chunk in np.array_split(X, 7):
-        parts.partial_fit(chunk)
+    # n_steps: the 'blt' noise is tuned for the stream's length, which a
+    # per-row fit takes from the table and a stream from this hint.
+    common = dict(method=method, norm_bound=1.0, store_history=True, n_steps=300, random_state=3)
+    whole = PrivateGaussianDensity(release="per_row", **common).fit(X)
+    parts = PrivateGaussianDensity(accountant=acc, **common)
+    for row in X:
+        parts.partial_fit(row[None])
     assert len(acc.ledger) == 1
     np.testing.assert_allclose(parts.covariances_, whole.covariances_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(parts.locations_, whole.locations_, rtol=1e-9, atol=1e-12)
@@ -130,10 +221,10 @@ def test_partial_fit_continues_the_stream(method):
 
 def test_dataframes_and_bad_input():
     df = pd.DataFrame(_gaussian_rows(100), columns=["a", "b"])
-    dens = PrivateGaussianDensity(random_state=0).fit(df)
+    dens = PrivateGaussianDensity(norm_bound=1.0, random_state=0).fit(df)
     assert list(dens.feature_names_in_) == ["a", "b"]
     with pytest.raises(ValueError, match="features"):
-        dens.partial_fit(np.ones((3, 3)))
+        PrivateGaussianDensity(norm_bound=1.0).partial_fit(df).partial_fit(np.ones((3, 3)))
     with pytest.raises(ValueError, match="NaN"):
         PrivateGaussianDensity().fit(np.array([[np.nan, 1.0]]))
     with pytest.raises(ValueError, match="norm_bound"):
@@ -141,22 +232,35 @@ def test_dataframes_and_bad_input():
     with pytest.raises(ValueError, match="method"):
         PrivateGaussianDensity(method="ime").fit(np.ones((3, 2)))
     with pytest.raises(ValueError, match="horizon"):
-        PrivateGaussianDensity(n_steps=2).fit(np.ones((3, 2)))
+        PrivateGaussianDensity(n_steps=2, noise_shaping="sqrt", release="per_row",
+                               norm_bound=1.0).fit(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="Too few rows"):
+        PrivateGaussianDensity().fit(np.ones((30, 2)))
+    with pytest.raises(ValueError, match="release='per_row'"):
+        PrivateGaussianDensity(method="pp", norm_bound=1.0).fit(np.ones((30, 2)))
 
 
-def test_pickled_density_keeps_releases_not_noise_state():
+def test_no_live_noise_state_in_public_attributes_or_pickles():
     import pickle
 
     X = _gaussian_rows(200)
-    dens = PrivateGaussianDensity(random_state=0).fit(X)
+    dens = PrivateGaussianDensity(norm_bound=1.0, random_state=0).partial_fit(X)
+    assert not any(k.endswith("_") and not k.startswith("_") and
+                   isinstance(v, StreamingMomentEstimator) for k, v in vars(dens).items())
     other = pickle.loads(pickle.dumps(dens))
+    assert other._moments is None
     np.testing.assert_array_equal(other.score_samples(X[:3]), dens.score_samples(X[:3]))
     with pytest.raises(RuntimeError, match="secret noise state"):
         other.partial_fit(X[:3])
+    assert len(pickle.dumps(dens)) < 5000  # the release and small numbers, not the rows
+    dens.partial_fit(X[:3])  # the original continues
 
 
-def test_ledger_names_the_density():
+def test_sample_weight_and_the_ledger():
     acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
-    X = np.random.default_rng(0).normal(size=(50, 2)) / 4
-    PrivateGaussianDensity(accountant=acc, random_state=0).fit(X)
+    X = _gaussian_rows(3000)
+    a = PrivateGaussianDensity(norm_bound=1.0, random_state=0).fit(X)
+    b = PrivateGaussianDensity(norm_bound=1.0, random_state=0).fit(X, sample_weight=np.ones(3000))
+    np.testing.assert_array_equal(a.covariance_, b.covariance_)
+    PrivateGaussianDensity(accountant=acc, norm_bound=1.0, random_state=0).fit(X)
     assert [c.label for c in acc.ledger] == ["PrivateGaussianDensity"]

@@ -5,6 +5,9 @@ from scipy.special import binom
 from skdp.mechanisms import (
     CorrelatedNoise,
     WorkloadStream,
+    blt_coefficients,
+    blt_parameters,
+    blt_sensitivity_factor,
     correlated_noise,
     cyclic_sensitivity_factor,
     gaussian_noise,
@@ -183,15 +186,62 @@ def test_sensitivity_factors():
         np.log(10**5) / np.pi + 1.0, rel=0.05)
 
 
-def test_workload_sqrt():
-    A = workload_matrix("average", 200)
-    C = noise_shaping_matrix("workload_sqrt", workload=A)
-    np.testing.assert_allclose(C @ C, A, atol=1e-12)
-    assert np.all(np.triu(C, 1) == 0)
-    # The exponential workload's square root is the nu family with 1 - nu = beta.
+def test_exponential_workload_sqrt_is_the_nu_family():
+    # sqrt(E_beta) is Toeplitz with the coefficients of (1 - beta x)^{-1/2}:
+    # the nu family with 1 - nu = beta (what 'blt' approximates for it).
     E = workload_matrix("exponential", 50, beta=0.8)
-    np.testing.assert_allclose(noise_shaping_matrix("workload_sqrt", workload=E),
-                               noise_shaping_matrix("nu", 50, nu=0.2), atol=1e-12)
+    C = noise_shaping_matrix("nu", 50, nu=0.2)
+    np.testing.assert_allclose(C @ C, E, atol=1e-12)
+
+
+def test_blt_coefficients_approximate_the_damped_square_root():
+    # The quadrature matches the nu-damped square-root coefficients where they
+    # carry the sensitivity: sum_k c_k^2 agrees to 1%, every coefficient up to
+    # 1 / nu to 1%, and all coefficients are positive (C^T C >= 0).
+    for nu in (1e-4, 1e-2, 0.3):
+        n = int(5 / nu)
+        exact = toeplitz_coefficients(n, nu)
+        approx = blt_coefficients(*blt_parameters(nu), n)
+        k = int(1 / nu)
+        assert np.all(approx > 0)
+        assert np.max(np.abs(approx[:k] / exact[:k] - 1)) < 0.01
+        assert blt_sensitivity_factor(*blt_parameters(nu)) == pytest.approx(
+            toeplitz_sensitivity_factor(nu), rel=0.01)
+
+
+def test_blt_sensitivity_closed_forms():
+    theta, omega = blt_parameters(0.01)
+    c = blt_coefficients(theta, omega, 5000)
+    assert blt_sensitivity_factor(theta, omega, 5000) == pytest.approx(
+        np.sqrt(np.sum(c**2)), rel=1e-10)
+    # The unbounded stream: the limit of long horizons, and an upper bound on all.
+    assert blt_sensitivity_factor(theta, omega) == pytest.approx(
+        blt_sensitivity_factor(theta, omega, 200_000), rel=1e-9)
+    assert blt_sensitivity_factor(theta, omega, 100) < blt_sensitivity_factor(theta, omega)
+
+
+def test_blt_state_is_constant_memory():
+    noise = CorrelatedNoise("blt", (3, 3), make_rng(0), nu=1e-4)
+    noise.next(2000)
+    size = noise._buffers.buffers.size
+    noise.next(5000)
+    assert noise._buffers.buffers.size == size == len(blt_parameters(1e-4)[0]) * 9
+
+
+def test_variances_match_the_dense_inverse():
+    n = 120
+    for kind, params in [("blt", {"nu": 0.02}), ("nu", {"nu": 0.1}), ("identity", {}),
+                         (noise_shaping_matrix("sqrt", n), {})]:
+        C = noise_shaping_matrix(kind, n, **params)
+        inv = np.linalg.inv(C)
+        noise = CorrelatedNoise(kind, 2, make_rng(0), **params)
+        np.testing.assert_allclose(noise.step_variances(0, n), np.sum(inv**2, axis=1), rtol=1e-10)
+        prefix = np.sum(np.cumsum(inv, axis=0) ** 2, axis=1)
+        # out of order on purpose: the BLT tracker replays
+        np.testing.assert_allclose(noise.prefix_variances(30, n), prefix[30:], rtol=1e-10)
+        np.testing.assert_allclose(noise.prefix_variances(0, 30), prefix[:30], rtol=1e-10)
+        np.testing.assert_allclose(noise.average_variances(10, 20),
+                                   prefix[10:20] / np.arange(11, 21) ** 2, rtol=1e-10)
 
 
 @pytest.mark.parametrize("bad,match", [
@@ -214,7 +264,9 @@ def test_shaping_errors():
         noise_shaping_matrix("nu", 4, nu=1.0)
     with pytest.raises(ValueError, match="horizon"):
         noise_shaping_matrix("sqrt")
-    with pytest.raises(ValueError, match="workload"):
+    with pytest.raises(ValueError, match="nu"):
+        noise_shaping_matrix("blt", 4, nu=0.0)
+    with pytest.raises(ValueError, match="Unknown"):
         noise_shaping_matrix("workload_sqrt", 4)
 
 
@@ -222,7 +274,7 @@ SHAPING_CASES = [
     ("identity", {}),
     ("sqrt", {}),
     ("nu", {"nu": 0.2}),
-    ("workload_sqrt", {"workload": workload_matrix("window", 300, k=10)}),
+    ("blt", {"nu": 0.01}),
     (noise_shaping_matrix("nu", 300, nu=0.3), {}),
 ]
 
@@ -245,7 +297,7 @@ def test_toeplitz_stream_has_no_horizon_but_dense_does():
     stream = CorrelatedNoise("nu", 3, make_rng(0), nu=0.1)
     assert stream.horizon is None
     stream.next(5000)
-    dense = CorrelatedNoise("workload_sqrt", 3, make_rng(0), workload=workload_matrix("prefix", 10))
+    dense = CorrelatedNoise(noise_shaping_matrix("sqrt", 10), 3, make_rng(0))
     dense.next(10)
     with pytest.raises(ValueError, match="horizon"):
         dense.next()
@@ -271,7 +323,7 @@ def _brute_participation(C, k, E):
                        for i in range(k)))
 
 
-@pytest.mark.parametrize("kind, nu", [("sqrt", None), ("nu", 0.05), ("nu", 0.5)])
+@pytest.mark.parametrize("kind, nu", [("sqrt", None), ("nu", 0.05), ("nu", 0.5), ("blt", 0.05)])
 @pytest.mark.parametrize("H, k, E", [(12, 3, 4), (15, 4, 3), (30, 4, 5), (7, 7, 1), (40, 10, 2)])
 def test_cyclic_factor_matches_brute_force(kind, nu, H, k, E):
     C = noise_shaping_matrix(kind, H, nu=nu)

@@ -18,6 +18,8 @@ from skdp.moments import (
 )
 
 MU = mu_from_epsilon_delta(1.0, 1e-6)
+# The papers' setting: a continual release after every row, every release kept.
+PER_ROW = dict(release="per_row", store_history=True, norm_bound=1.0)
 
 
 # -- Lemma 3.5: the joint sensitivity --------------------------------------------------
@@ -64,11 +66,11 @@ def test_privacy_for_free_first_moment_scale():
     for d, zeta, shaping, kw in [(1, 1.0, "identity", {}), (10, 2.5, "sqrt", {"n_steps": 64}),
                                  (4, 0.5, "nu", {"nu": 0.1})]:
         X = np.full((16, d), zeta / (2 * math.sqrt(d)))
-        est = StreamingMomentEstimator(norm_bound=zeta, noise_shaping=shaping, nu=kw.get("nu"),
-                                       n_steps=kw.get("n_steps"), random_state=0).fit(X)
-        alone = StreamingMomentEstimator(method="pp", debias=False, norm_bound=zeta,
-                                         noise_shaping=shaping, nu=kw.get("nu"),
-                                         n_steps=kw.get("n_steps"), random_state=0).fit(X)
+        common = dict(release="per_row", store_history=True, norm_bound=zeta,
+                      noise_shaping=shaping, nu=kw.get("nu"), n_steps=kw.get("n_steps"),
+                      random_state=0)
+        est = StreamingMomentEstimator(**common).fit(X)
+        alone = StreamingMomentEstimator(method="pp", debias=False, **common).fit(X)
         C = noise_shaping_matrix(shaping, kw.get("n_steps", 4096), nu=kw.get("nu"))
         col = np.sqrt(np.sum(C[:, 0] ** 2)) if shaping != "nu" else None
         assert est.noise_stds_[0] == alone.noise_stds_[0]
@@ -88,7 +90,7 @@ def _mc_errors(method_kw, shaping, d, n=24, reps=2000, seed=0):
     e1 = e2 = 0.0
     for r in range(reps):
         est = StreamingMomentEstimator(noise_shaping=shaping, n_steps=n, random_state=r,
-                                       **method_kw).fit(X)
+                                       **PER_ROW, **method_kw).fit(X)
         e1 += np.sum((est.first_moments_ - Y) ** 2)
         e2 += np.sum((est.second_moments_ - S) ** 2)
     return e1 / reps, e2 / reps, est
@@ -107,6 +109,9 @@ def test_theorem_3_3_error_formulas(shaping, d):
     formula3 = (2 * 1.0 * math.sqrt(d) * sigma * col) ** 2 * frob2
     # (4) with zeta = 1 (the flattened text drops zeta's exponent: it is zeta^2).
     formula4 = (2 * math.sqrt(c_d(d)) * d * sigma * col) ** 2 * frob2
+    # The symmetrised release halves the variance of every off-diagonal entry:
+    # of the d^2 entries' total noise, (d^2 - d) / 2 is averaged away.
+    formula4 *= (d + (d * d - d) / 2) / (d * d)
     # Each error is a Gaussian quadratic form: sd / mean <= sqrt(2), so the
     # mean of 2000 draws is within sqrt(2 / 2000) = 3.2% per sd; 10% > 3 sd.
     assert e1 == pytest.approx(formula3, rel=0.10)
@@ -133,18 +138,26 @@ def test_lambda_jme_pareto_dominates_ime_and_cs(d):
     # With the same C for both moments every method adds independent noise
     # to the two streams, so its errors are (std1^2, std2^2) times the same
     # constants; comparing the stds along the Figure 1 grid is exact.
-    points = [ime_noise_stds(MU, 1.0, 1.0, 1.0, a) for a in np.linspace(0.05, 0.95, 19)]
-    points += [cs_noise_stds(MU, 1.0, 1.0, t) for t in np.geomspace(0.01, 100, 21)]
-    for std1, std2 in points:
+    for a in np.linspace(0.05, 0.95, 19):
+        std1, std2 = ime_noise_stds(MU, 1.0, 1.0, 1.0, a)
         jme1, jme2 = _jme_std2_at_std1(std1, d)
         assert jme1 <= std1 * (1 + 1e-9)
         assert jme2 < std2
-    # And the estimator uses those stds.
+    # CS with its exact sensitivity is lambda-JME with lam = tau (same C):
+    # on the JME curve, and below the paper's triangle-inequality calibration.
+    for tau in np.geomspace(0.01, 100, 21):
+        cs1, cs2 = cs_noise_stds(MU, 1.0, 1.0, tau, d)
+        jme1, jme2, _ = jme_noise_stds(MU, d, 1.0, [1.0], [1.0], lam=tau)
+        assert (cs1, cs2) == pytest.approx((jme1, jme2), rel=1e-12)
+        paper = 2.0 * math.sqrt(1.0 + tau) / MU
+        assert cs1 < paper and cs2 < paper / math.sqrt(tau)
+    # And the estimator uses those stds (one release of a table: C = I).
     X = np.zeros((5, d))
-    est = StreamingMomentEstimator(method="ime", budget_split=0.3, random_state=0).fit(X)
+    est = StreamingMomentEstimator(method="ime", budget_split=0.3, norm_bound=1.0,
+                                   random_state=0).fit(X)
     assert est.noise_stds_ == pytest.approx(ime_noise_stds(MU, 1.0, 1.0, 1.0, 0.3))
-    est = StreamingMomentEstimator(method="cs", tau=2.0, random_state=0).fit(X)
-    assert est.noise_stds_ == pytest.approx(cs_noise_stds(MU, 1.0, 1.0, 2.0))
+    est = StreamingMomentEstimator(method="cs", tau=2.0, norm_bound=1.0, random_state=0).fit(X)
+    assert est.noise_stds_ == pytest.approx(cs_noise_stds(MU, 1.0, 1.0, 2.0, d))
 
 
 # -- PP: the exact bias ---------------------------------------------------------------------
@@ -160,7 +173,8 @@ def test_debiased_pp_is_unbiased_and_plain_pp_is_not(shaping):
         errs = np.array([
             np.trace(StreamingMomentEstimator(
                 method="pp", debias=debias, workload="average", noise_shaping=shaping,
-                n_steps=n, random_state=r).fit(X).second_moments_ - S, axis1=1, axis2=2).sum()
+                n_steps=n, random_state=r, **PER_ROW).fit(X).second_moments_ - S,
+                axis1=1, axis2=2).sum()
             for r in range(reps)])
         z = errs.mean() / (errs.std(ddof=1) / math.sqrt(reps))
         if debias:
@@ -169,18 +183,21 @@ def test_debiased_pp_is_unbiased_and_plain_pp_is_not(shaping):
             assert z > 10  # the squared noise is all positive on the diagonal
 
 
-# -- the stream ---------------------------------------------------------------------------
+# -- a stream: one step per call ----------------------------------------------------------
+
+SHAPINGS = [("identity", {}), ("blt", {}), ("sqrt", {"n_steps": 40}), ("nu", {"nu": 0.05, "n_steps": 40}),
+            (noise_shaping_matrix("nu", 40, nu=0.3), {})]
+
 
 @pytest.mark.parametrize("method", ["jme", "ime", "cs", "pp"])
-@pytest.mark.parametrize("shaping,kw", [("identity", {}), ("sqrt", {"n_steps": 40}),
-                                        ("nu", {"nu": 0.05}), ("workload_sqrt", {"n_steps": 40})])
-def test_row_by_row_partial_fit_equals_fit(method, shaping, kw):
+@pytest.mark.parametrize("shaping,kw", SHAPINGS)
+def test_one_row_per_call_equals_the_per_row_release(method, shaping, kw):
     X = np.random.default_rng(2).normal(size=(40, 3)) / 2
-    common = dict(method=method, workload="exponential", beta=0.9, second_workload="window",
-                  window=5, noise_shaping=shaping, random_state=11, **kw)
-    if method == "cs" and shaping == "workload_sqrt":
-        common["second_workload"] = None
-    whole = StreamingMomentEstimator(**common).fit(X)
+    second = None if method == "cs" else "window"
+    common = dict(method=method, workload="exponential", beta=0.9, second_workload=second,
+                  window=5, noise_shaping=shaping, random_state=11, norm_bound=1.0,
+                  store_history=True, **kw)
+    whole = StreamingMomentEstimator(release="per_row", **common).fit(X)
     stream = StreamingMomentEstimator(**common)
     for row in X:
         stream.partial_fit(row[None, :])
@@ -190,36 +207,165 @@ def test_row_by_row_partial_fit_equals_fit(method, shaping, kw):
     np.testing.assert_array_equal(stream.first_moment_, stream.first_moments_[-1])
 
 
-def test_noise_free_limit_is_the_workload():
-    # At epsilon = 1e12 (mu ~ 1.4e6) the noise stds are ~2e-6: the releases
-    # are A1 X and A2 (X o X) to within 1e-4 (> 40 sd).
+def test_noise_free_limit_of_a_stream_of_blocks():
+    # epsilon = 1e12: noise sd ~ 1e-6. Each call is one step holding its rows:
+    # 'average' is the mean of all rows so far, 'window' the mean of the rows
+    # of the last k calls, 'prefix' their sum, 'exponential' beta-decayed
+    # sums of the calls' sums.
+    rng = np.random.default_rng(3)
+    blocks = [rng.normal(size=(m, 2)) / 6 for m in (3, 1, 5, 2, 4)]
+    for workload, expected in [
+        ("average", lambda bs: np.concatenate(bs).mean(axis=0)),
+        ("prefix", lambda bs: np.concatenate(bs).sum(axis=0)),
+        ("window", lambda bs: np.concatenate(bs[-2:]).mean(axis=0)),
+        ("exponential", lambda bs: sum(0.5 ** (len(bs) - 1 - i) * b.sum(axis=0)
+                                       for i, b in enumerate(bs))),
+    ]:
+        est = StreamingMomentEstimator(epsilon=1e12, workload=workload, window=2, beta=0.5,
+                                       norm_bound=1.0, random_state=0)
+        for i, block in enumerate(blocks):
+            est.partial_fit(block)
+            np.testing.assert_allclose(est.first_moment_, expected(blocks[:i + 1]), atol=1e-4)
+        assert est.n_steps_seen_ == 5 and est.n_samples_seen_ == 15
+        second = expected([np.einsum("ti,tj->tij", b, b) for b in blocks])
+        np.testing.assert_allclose(est.second_moment_, second, atol=1e-4)
+
+
+def test_noise_free_limit_of_a_table_release():
+    # One release: the last row of each workload applied to the table.
     X = np.random.default_rng(3).normal(size=(30, 2)) / 6  # norms < 1: no clipping
     est = StreamingMomentEstimator(epsilon=1e12, workload="window", window=4,
-                                   second_workload="exponential", beta=0.8,
+                                   second_workload="exponential", beta=0.8, norm_bound=1.0,
                                    random_state=0).fit(X)
     A1, A2 = workload_matrix("window", 30, k=4), workload_matrix("exponential", 30, beta=0.8)
-    np.testing.assert_allclose(est.first_moments_, A1 @ X, atol=1e-4)
-    np.testing.assert_allclose(est.second_moments_, np.einsum("ts,si,sj->tij", A2, X, X), atol=1e-4)
-    diag = StreamingMomentEstimator(epsilon=1e12, diagonal_only=True, random_state=0).fit(X)
-    np.testing.assert_allclose(diag.second_moments_, np.cumsum(X**2, axis=0), atol=1e-4)
+    np.testing.assert_allclose(est.first_moment_, A1[-1] @ X, atol=1e-4)
+    np.testing.assert_allclose(est.second_moment_, np.einsum("s,si,sj->ij", A2[-1], X, X),
+                               atol=1e-4)
+    assert est.n_steps_seen_ == 1 and not hasattr(est, "first_moments_")
+    diag = StreamingMomentEstimator(epsilon=1e12, diagonal_only=True, norm_bound=1.0,
+                                    random_state=0).fit(X)
+    np.testing.assert_allclose(diag.second_moment_, np.sum(X**2, axis=0), atol=1e-4)
+    clipped = StreamingMomentEstimator(epsilon=1e12, norm_bound=1.0, random_state=0).fit(
+        np.array([[3.0, 4.0]]))  # norm 5 -> (0.6, 0.8)
+    np.testing.assert_allclose(clipped.first_moment_, [0.6, 0.8], atol=1e-4)
 
 
-def test_rows_are_clipped_to_the_norm_bound():
-    X = np.array([[3.0, 4.0]])  # norm 5 -> (0.6, 0.8) at norm_bound 1
-    est = StreamingMomentEstimator(epsilon=1e12, random_state=0).fit(X)
-    np.testing.assert_allclose(est.first_moment_, [0.6, 0.8], atol=1e-4)
+def test_a_table_release_has_its_calibrated_noise():
+    # Zero data, 600 independent releases at d = 3: the first moment's entries
+    # have variance std1^2, the symmetrised second moment's diagonal std2^2
+    # and off-diagonal std2^2 / 2. A sample variance of R draws has relative
+    # sd sqrt(2 / (R - 1)) = 0.058 (pooling 3 entries: 0.033); 4 sd = 0.23 / 0.14.
+    R, d = 600, 3
+    ests = [StreamingMomentEstimator(norm_bound=2.0, random_state=r).fit(np.zeros((50, d)))
+            for r in range(R)]
+    std1, std2 = ests[0].noise_stds_
+    first = np.array([e.first_moment_ for e in ests])
+    second = np.array([e.second_moment_ for e in ests])
+    np.testing.assert_array_equal(second, np.swapaxes(second, 1, 2))
+    assert first.var(axis=0, ddof=1).mean() / std1**2 == pytest.approx(1.0, abs=0.14)
+    diag = second[:, np.arange(d), np.arange(d)]
+    assert diag.var(axis=0, ddof=1).mean() / std2**2 == pytest.approx(1.0, abs=0.14)
+    off = second[:, 0, 1]
+    assert off.var(ddof=1) / (std2**2 / 2) == pytest.approx(1.0, abs=0.23)
+    # privacy for free, one step: std1 = 2 zeta / mu and std2 = sqrt(c_d) zeta std1.
+    assert std1 == pytest.approx(2 * 2.0 / MU)
+    assert std2 == pytest.approx(math.sqrt(c_d(d)) * 2.0 * std1)
+
+
+def test_the_private_bound_is_paid_for_and_near_the_quantile():
+    X = np.random.default_rng(4).normal(size=(20_000, 4))
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    est = StreamingMomentEstimator(epsilon=1.0, delta=1e-5, accountant=acc,
+                                   random_state=0).fit(X)
+    q99 = np.quantile(np.linalg.norm(X, axis=1), 0.99)
+    # Count noise sd: sqrt(10) / (mu sqrt(0.05)) = 53 rows of 20,000; the
+    # effective quantile 1 - 3 * 53 / 20000 = 0.992; the grid steps by 9%.
+    assert q99 / 1.1 < est.norm_bound_ < q99 * 1.25
+    assert len(acc.ledger) == 1
+    assert est.privacy_spent_.mu == pytest.approx(mu_from_epsilon_delta(1.0, 1e-5))
+    # Too few rows for a private bound: a clear error, nothing charged.
+    before = acc.spent()
+    with pytest.raises(ValueError, match="Too few rows"):
+        StreamingMomentEstimator(accountant=acc).fit(X[:100])
+    assert acc.spent() == before
+    # The same stream's first call finds the bound; later calls reuse it.
+    stream = StreamingMomentEstimator(random_state=0).partial_fit(X[:10_000])
+    bound = stream.norm_bound_
+    assert stream.partial_fit(X[10_000:10_005]).norm_bound_ == bound
+
+
+def test_state_does_not_grow_with_the_rows_or_the_steps():
+    import pickle
+
+    rng = np.random.default_rng(5)
+    small, large = rng.normal(size=(1000, 3)), rng.normal(size=(100_000, 3))
+    sizes = [len(pickle.dumps(StreamingMomentEstimator(norm_bound=3.0, random_state=0).fit(X)))
+             for X in (small, large)]
+    assert abs(sizes[0] - sizes[1]) < 16  # the row counts themselves take a few more bytes
+    est = StreamingMomentEstimator(norm_bound=3.0, random_state=0)
+    for block in np.array_split(large[:2000], 10):
+        est.partial_fit(block)
+    buffers = est._state["noise1"]._buffers.buffers.shape
+    before = len(pickle.dumps(est))
+    for block in np.array_split(large[2000:], 1000):
+        est.partial_fit(block)
+    assert est.n_steps_seen_ == 1010
+    assert est._state["noise1"]._buffers.buffers.shape == buffers
+    assert abs(len(pickle.dumps(est)) - before) < 16
+    assert not hasattr(est, "first_moments_")
+
+
+def test_history_is_opt_in_and_the_callback_sees_every_release():
+    X = np.random.default_rng(6).normal(size=(60, 2)) / 3
+    seen = []
+    est = StreamingMomentEstimator(norm_bound=1.0, store_history=True, random_state=0,
+                                   callback=lambda t, y, s: seen.append((t, y.copy(), s.copy())))
+    for block in np.array_split(X, 6):
+        est.partial_fit(block)
+    assert est.first_moments_.shape == (6, 2) and est.second_moments_.shape == (6, 2, 2)
+    assert [t for t, _, _ in seen] == [1, 2, 3, 4, 5, 6]
+    np.testing.assert_array_equal(np.array([y for _, y, _ in seen]), est.first_moments_)
+    rows = StreamingMomentEstimator(norm_bound=1.0, release="per_row", random_state=0,
+                                    callback=lambda t, y, s: seen.append(t)).fit(X)
+    assert seen[6:] == list(range(1, 61)) and rows.n_steps_seen_ == 60
+
+
+def test_sample_weight():
+    X = np.random.default_rng(7).normal(size=(5000, 3)) / 3
+    a = StreamingMomentEstimator(norm_bound=2.0, random_state=0).fit(X)
+    b = StreamingMomentEstimator(norm_bound=2.0, random_state=0).fit(X, sample_weight=np.ones(5000))
+    np.testing.assert_array_equal(a.first_moment_, b.first_moment_)
+    np.testing.assert_array_equal(a.second_moment_, b.second_moment_)
+    # Integer weights act as repeated rows (noise-free limit, sums).
+    w = np.arange(5000) % 3
+    est = StreamingMomentEstimator(epsilon=1e12, norm_bound=2.0, max_weight=2.0,
+                                   random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_allclose(est.first_moment_, w @ X, atol=1e-3)
+    # A weighted mean divides by the (noisy) total weight.
+    avg = StreamingMomentEstimator(epsilon=1e12, norm_bound=2.0, max_weight=2.0,
+                                   workload="average", random_state=0).fit(X, sample_weight=w)
+    np.testing.assert_allclose(avg.first_moment_, w @ X / w.sum(), atol=1e-6)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    for bad, match in [(np.full(5000, 1.5), "max_weight"), (-np.ones(5000), "non-negative"),
+                       (np.full(5000, np.nan), "NaN"), (np.ones(3), "shape")]:
+        with pytest.raises(ValueError, match=match):
+            StreamingMomentEstimator(norm_bound=2.0, accountant=acc).fit(X, sample_weight=bad)
+    assert acc.ledger == []
 
 
 def test_budget_charged_once_per_stream_and_dataframes():
     acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
     df = pd.DataFrame(np.zeros((10, 2)), columns=["a", "b"])
-    est = StreamingMomentEstimator(accountant=acc, random_state=0)
+    est = StreamingMomentEstimator(accountant=acc, norm_bound=1.0, random_state=0)
     est.partial_fit(df.iloc[:5]).partial_fit(df.iloc[5:])
     assert len(acc.ledger) == 1
     assert list(est.feature_names_in_) == ["a", "b"]
     est.fit(df)
     assert len(acc.ledger) == 2
     assert est.privacy_spent_.epsilon == pytest.approx(1.0)
+    # After a table release, partial_fit starts (and pays for) a new stream.
+    est.partial_fit(df)
+    assert len(acc.ledger) == 3 and est.n_steps_seen_ == 1
 
 
 @pytest.mark.parametrize("X,params,match", [
@@ -227,31 +373,43 @@ def test_budget_charged_once_per_stream_and_dataframes():
     (np.array([[np.inf, 1.0]]), {}, "infinity"),
     (np.ones((3, 2)), {"norm_bound": 0.0}, "norm_bound"),
     (np.ones((3, 2)), {"norm_bound": -1.0}, "norm_bound"),
-    (np.ones((5, 2)), {"n_steps": 4}, "horizon"),
+    (np.ones((3, 2)), {"norm_bound": 1e300}, "norm_bound"),
+    (np.ones((5, 2)), {"n_steps": 4, "release": "per_row", "noise_shaping": "sqrt",
+                       "norm_bound": 1.0}, "horizon"),
     (np.ones((5, 2)), {"method": "svd"}, "method"),
     (np.ones((5, 2)), {"workload": "exponential"}, "beta"),
-    (np.ones((5, 2)), {"noise_shaping": "nu"}, "nu"),
-    (np.ones((5, 2)), {"noise_shaping": np.triu(np.ones((5, 5)))}, "lower triangular"),
-    (np.ones((5, 2)), {"method": "cs", "noise_shaping": "workload_sqrt",
-                       "second_workload": "average"}, "one noise-shaping"),
+    (np.ones((5, 2)), {"noise_shaping": "nu", "release": "per_row", "norm_bound": 1.0}, "nu"),
+    (np.ones((5, 2)), {"noise_shaping": np.triu(np.ones((5, 5))), "release": "per_row",
+                       "norm_bound": 1.0}, "lower triangular"),
+    (np.ones((5, 2)), {"method": "cs", "second_workload": "exponential", "beta": 0.5,
+                       "norm_bound": 1.0}, "one noise-shaping"),
+    (np.ones((5, 2)), {"method": "pp", "norm_bound": 1.0}, "release='per_row'"),
+    (np.ones((5, 2)), {"noise_shaping": "workload_sqrt"}, "noise_shaping"),
 ])
 def test_bad_input(X, params, match):
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
     with pytest.raises(ValueError, match=match):
-        StreamingMomentEstimator(**params).fit(X)
+        StreamingMomentEstimator(accountant=acc, **params).fit(X)
+    assert acc.ledger == []  # every error comes before the charge
 
 
 def test_stream_errors():
-    est = StreamingMomentEstimator(noise_shaping="sqrt")
+    est = StreamingMomentEstimator(noise_shaping="sqrt", norm_bound=1.0)
     with pytest.raises(ValueError, match="n_steps"):
         est.partial_fit(np.ones((2, 2)))
-    est = StreamingMomentEstimator(n_steps=3, random_state=0).partial_fit(np.ones((2, 2)))
+    est = StreamingMomentEstimator(noise_shaping="sqrt", n_steps=2, norm_bound=1.0,
+                                   random_state=0).partial_fit(np.ones((2, 2)))
     with pytest.raises(ValueError, match="features"):
         est.partial_fit(np.ones((1, 3)))
+    est.partial_fit(np.ones((5, 2)))  # a call is one step, whatever its rows
     with pytest.raises(ValueError, match="horizon"):
-        est.partial_fit(np.ones((2, 2)))
-    assert est.n_steps_seen_ == 2  # the failed calls changed nothing
-    est.partial_fit(np.ones((1, 2)))
-    assert est.n_steps_seen_ == 3
+        est.partial_fit(np.ones((1, 2)))
+    assert est.n_steps_seen_ == 2 and est.n_samples_seen_ == 7  # failed calls changed nothing
+    # 'blt' and 'identity' have no horizon: n_steps only tunes 'blt'.
+    est = StreamingMomentEstimator(n_steps=2, norm_bound=1.0, random_state=0)
+    for _ in range(5):
+        est.partial_fit(np.ones((1, 2)))
+    assert est.n_steps_seen_ == 5
 
 
 def test_pickles_drop_the_secret_noise_state():
@@ -259,11 +417,11 @@ def test_pickles_drop_the_secret_noise_state():
     import pickle
 
     X = np.random.default_rng(4).normal(size=(20, 2)) / 3
-    est = StreamingMomentEstimator(noise_shaping="nu", nu=0.1, random_state=0).fit(X)
+    est = StreamingMomentEstimator(norm_bound=1.0, random_state=0).partial_fit(X)
     for other in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
-        np.testing.assert_array_equal(other.second_moments_, est.second_moments_)
+        np.testing.assert_array_equal(other.second_moment_, est.second_moment_)
         with pytest.raises(RuntimeError, match="secret noise state"):
             other.partial_fit(X[:2])
-        assert other.fit(X).n_steps_seen_ == 20  # a new stream is fine
+        assert other.fit(X).n_steps_seen_ == 1  # a new release is fine
     est.partial_fit(X[:2])  # the original continues
-    assert est.n_steps_seen_ == 22
+    assert est.n_steps_seen_ == 2

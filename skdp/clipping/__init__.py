@@ -18,10 +18,12 @@ from skdp.clipping._clip import (
 )
 from skdp.clipping._dp_stat import dp_stat, dp_stat_n_levels
 from skdp.clipping._private_quantile import (
+    effective_quantile,
     geometric_grid,
     private_norm_quantile,
     private_quantiles,
     quantile_statistics,
+    search_noise_std,
 )
 from skdp.clipping._report import ClippingReport, clipping_report
 
@@ -33,6 +35,7 @@ __all__ = [
     "clipping_report",
     "dp_stat",
     "dp_stat_n_levels",
+    "effective_quantile",
     "geometric_grid",
     "gradient_clip_factors",
     "logistic_loss_residuals",
@@ -41,5 +44,6 @@ __all__ = [
     "quantile_statistics",
     "scale_from_second_moment",
     "scale_then_privatize",
+    "search_noise_std",
     "squared_loss_residuals",
 ]

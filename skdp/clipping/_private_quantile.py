@@ -28,7 +28,8 @@ import numpy as np
 
 from skdp.utils._rows import sum_rows
 
-__all__ = ["geometric_grid", "private_norm_quantile", "private_quantiles", "quantile_statistics"]
+__all__ = ["effective_quantile", "geometric_grid", "private_norm_quantile", "private_quantiles",
+           "quantile_statistics", "search_noise_std"]
 
 #: Default grid: 2**(k / 8) for k = -256..256, about 2.3e-10 to 4.3e9.
 DEFAULT_GRID = dict(lower=2.0**-32, upper=2.0**32, ratio=2.0**0.125)
@@ -158,7 +159,7 @@ def private_quantiles(statistics, grid, *, mu: float, rng: np.random.Generator,
     if not (np.isfinite(mu) and mu > 0):
         raise ValueError(f"mu must be positive and finite, got {mu}.")
     n_steps = max(1, int(math.ceil(math.log2(K))))
-    std = math.sqrt(n_steps * m) * float(max_weight) / float(mu)
+    std = search_noise_std(K, m, float(mu), float(max_weight))
     lo = np.zeros(m, dtype=int)
     hi = np.full(m, K - 1)
     cols = np.arange(m)
@@ -177,8 +178,67 @@ def _norm_statistics(X, w, grid, quantile):
     return quantile_statistics(np.sqrt(np.einsum("ij,ij->i", X, X)), grid, [quantile], w)
 
 
+def search_noise_std(n_levels: int, n_columns: int, mu: float, max_weight: float = 1.0) -> float:
+    """Std of the noise on each count of :func:`private_quantiles` (a public constant).
+
+    Parameters
+    ----------
+    n_levels : int
+        Grid size K; the search makes ``ceil(log2(K))`` queries.
+    n_columns : int
+        Columns searched at once, m.
+    mu : float
+        GDP budget of the search.
+    max_weight : float, default=1.0
+
+    Returns
+    -------
+    float
+        ``sqrt(ceil(log2(K)) * m) * max_weight / mu``.
+    """
+    return math.sqrt(max(1, math.ceil(math.log2(n_levels))) * n_columns) * max_weight / mu
+
+
+def effective_quantile(quantile: float, n: int, noise_std: float, margin: float = 3.0) -> float:
+    """The quantile actually searched for: at most ``1 - margin * noise_std / n``.
+
+    Above the largest value every signed count equals ``n (1 - q)``; unless
+    that is several noise stds above 0, the search's decisions there are
+    nearly coin flips and it can wander to the top of the grid. Lowering q
+    to keep ``margin`` stds of rows above it (DP-STAT's margin) prevents
+    that. A public function of public quantities.
+
+    Parameters
+    ----------
+    quantile : float
+    n : int
+        Number of rows (public).
+    noise_std : float
+        From :func:`search_noise_std`.
+    margin : float, default=3.0
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When the result would be below 0.5: too few rows for a private bound
+        at this budget.
+    """
+    q = min(float(quantile), 1.0 - margin * noise_std / max(int(n), 1))
+    if q < 0.5:
+        raise ValueError(
+            f"Too few rows (n_samples={n}) for a private bound at this budget: the counts of the private "
+            f"quantile have noise sd {noise_std:.3g} rows. Declare the bound (it is then "
+            "free), or give more rows or budget.")
+    return q
+
+
 def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Generator,
-                          sample_weight=None, max_weight: float = 1.0, grid=None) -> float:
+                          sample_weight=None, max_weight: float = 1.0, grid=None,
+                          margin: float = 3.0) -> float:
     """Private ``quantile`` of the rows' L2 norms (a bound to clip the rows at).
 
     Parameters
@@ -186,6 +246,8 @@ def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Gener
     X : ndarray of shape (n, d)
     quantile : float
         In (0, 1), e.g. 0.95: about that share of the rows end up inside.
+        Lowered to keep ``margin`` noise stds of rows above it (see
+        :func:`effective_quantile`).
     mu : float
         GDP budget of the search.
     rng : numpy.random.Generator
@@ -194,6 +256,7 @@ def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Gener
     grid : ndarray, optional
         Candidate bounds; default :func:`geometric_grid` (2**-32 to 2**32,
         ratio 2**(1/8)).
+    margin : float, default=3.0
 
     Returns
     -------
@@ -201,6 +264,11 @@ def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Gener
         A grid point: the result overshoots the quantile by at most one grid
         step (9%) plus the noise of the counts (std
         ``sqrt(10) * max_weight / mu`` rows on the default grid).
+
+    Raises
+    ------
+    ValueError
+        For too few rows at this budget (see :func:`effective_quantile`).
 
     Examples
     --------
@@ -214,5 +282,7 @@ def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Gener
     if not 0.0 < quantile < 1.0:
         raise ValueError(f"quantile must be in (0, 1), got {quantile}.")
     grid = geometric_grid() if grid is None else np.asarray(grid, dtype=float)
+    std = search_noise_std(grid.shape[0], 1, mu, max_weight)
+    quantile = effective_quantile(quantile, X.shape[0], std, margin)
     stats = sum_rows(lambda Xb, wb: _norm_statistics(Xb, wb, grid, quantile), X, sample_weight)
     return float(private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=max_weight)[0])

@@ -4,6 +4,7 @@ Every draw of randomness in skdp goes through :func:`make_rng`; estimators
 never hold global random state.
 """
 
+from skdp.mechanisms._blt import blt_coefficients, blt_parameters, blt_sensitivity_factor
 from skdp.mechanisms._gram import private_gram
 from skdp.mechanisms._noise_shaping import (
     SHAPINGS,
@@ -29,6 +30,9 @@ __all__ = [
     "WORKLOADS",
     "CorrelatedNoise",
     "WorkloadStream",
+    "blt_coefficients",
+    "blt_parameters",
+    "blt_sensitivity_factor",
     "correlated_noise",
     "cyclic_sensitivity_factor",
     "gaussian_noise",

@@ -16,13 +16,17 @@ Families (C lower triangular, n the horizon):
 - ``'nu'``: C^{-1} is Toeplitz with the nu-DP-FTRL coefficients of Choquette-Choo et al. 2024,
   eq. (7), ``beta_t = (-1)^t binom(1/2, t) (1 - nu)^t``; C has those of
   (1 - (1 - nu) x)^{-1/2}. ``nu = 0`` is ``'sqrt'``.
-- ``'workload_sqrt'``: the principal square root of a given workload matrix
-  (Kalinin et al. 2025, C = A^{1/2}).
+- ``'blt'``: a buffered-linear-Toeplitz approximation of ``'nu'`` (see
+  :mod:`skdp.mechanisms._blt`): the same near-optimal noise, generated in
+  O(buffers * dim) time and memory per step, with a finite sensitivity over
+  an unbounded stream (nu > 0). The default for streams.
 - a user matrix: any square, lower-triangular, invertible C.
 
-The Toeplitz families need no horizon to generate noise. Their coefficients
-come from ratio recursions (``c_t = c_{t-1} (2t - 1) / (2t) * (1 - nu)``),
-which neither overflow nor produce NaN at any length.
+The Toeplitz families need no horizon to generate noise. Exact ``'sqrt'`` and
+``'nu'`` keep every past draw (O(t * dim) memory); ``'blt'`` keeps a few
+buffers. Their coefficients come from ratio recursions
+(``c_t = c_{t-1} (2t - 1) / (2t) * (1 - nu)``), which neither overflow nor
+produce NaN at any length.
 """
 
 from __future__ import annotations
@@ -31,8 +35,16 @@ import math
 
 import numpy as np
 from scipy import fft
-from scipy.linalg import solve_triangular, sqrtm
+from scipy.linalg import solve_triangular
 from scipy.special import ellipk
+
+from skdp.mechanisms._blt import (
+    BLTState,
+    InverseCoefficientTracker,
+    blt_coefficients,
+    blt_parameters,
+    blt_sensitivity_factor,
+)
 
 __all__ = [
     "CorrelatedNoise",
@@ -44,15 +56,17 @@ __all__ = [
     "toeplitz_sensitivity_factor",
 ]
 
-SHAPINGS = ("identity", "sqrt", "nu", "workload_sqrt")
+SHAPINGS = ("identity", "blt", "sqrt", "nu")
 
 
-def _check_nu(nu) -> float:
+def _check_nu(nu, kind: str = "nu") -> float:
+    low = 0.0 if kind == "nu" else np.nextafter(0.0, 1.0)
     if nu is None:
-        raise ValueError("The 'nu' noise shaping needs nu in [0, 1).")
+        raise ValueError(f"The {kind!r} noise shaping needs nu in {'[0, 1)' if low == 0 else '(0, 1)'}.")
     nu = float(nu)
-    if not (0.0 <= nu < 1.0):
-        raise ValueError(f"nu must be in [0, 1), got {nu}.")
+    if not (low <= nu < 1.0):
+        raise ValueError(f"The {kind!r} noise shaping needs nu in "
+                         f"{'[0, 1)' if low == 0 else '(0, 1)'}, got {nu}.")
     return nu
 
 
@@ -142,23 +156,18 @@ def _validate_user_matrix(C) -> np.ndarray:
     return C
 
 
-def noise_shaping_matrix(kind, n: int | None = None, *, nu: float | None = None,
-                         workload=None) -> np.ndarray:
-    """Dense lower-triangular noise-shaping matrix C.
+def noise_shaping_matrix(kind, n: int | None = None, *, nu: float | None = None) -> np.ndarray:
+    """Dense lower-triangular noise-shaping matrix C (for analysis and tests).
 
     Parameters
     ----------
-    kind : {'identity', 'sqrt', 'nu', 'workload_sqrt'} or array-like
+    kind : {'identity', 'blt', 'sqrt', 'nu'} or array-like
         A family (see the module notes) or a user matrix, which is validated
         (square, lower triangular, invertible) and returned as a float array.
     n : int, optional
-        Horizon; required for the families other than ``'workload_sqrt'``
-        (whose horizon is that of the workload).
+        Horizon; required for the families.
     nu : float, optional
-        For ``'nu'``, in [0, 1).
-    workload : array-like of shape (n, n), optional
-        For ``'workload_sqrt'``: a lower-triangular workload with positive
-        diagonal, e.g. from :func:`~skdp.mechanisms.workload_matrix`.
+        For ``'nu'`` (in [0, 1)) and ``'blt'`` (in (0, 1)).
 
     Returns
     -------
@@ -176,21 +185,13 @@ def noise_shaping_matrix(kind, n: int | None = None, *, nu: float | None = None,
         return _validate_user_matrix(kind)
     if kind not in SHAPINGS:
         raise ValueError(f"Unknown noise shaping {kind!r}; choose one of {SHAPINGS} or pass a matrix.")
-    if kind == "workload_sqrt":
-        if workload is None:
-            raise ValueError("'workload_sqrt' needs the workload matrix (workload=...).")
-        A = _validate_user_matrix(workload)
-        if np.any(np.diag(A) <= 0):
-            raise ValueError("'workload_sqrt' needs a workload with a positive diagonal.")
-        # The principal square root of a triangular matrix is triangular;
-        # sqrtm handles the (upper-triangular) transpose without a Schur step.
-        C = np.real(sqrtm(A.T)).T
-        return np.tril(C)
     if n is None or int(n) != n or n < 1:
         raise ValueError(f"The {kind!r} noise shaping needs a positive horizon n, got {n!r}.")
     n = int(n)
     if kind == "identity":
         return np.eye(n)
+    if kind == "blt":
+        return _lower_toeplitz(blt_coefficients(*blt_parameters(_check_nu(nu, "blt")), n))
     c = toeplitz_coefficients(n, 0.0 if kind == "sqrt" else nu)
     return _lower_toeplitz(c)
 
@@ -237,54 +238,57 @@ class CorrelatedNoise:
 
     Parameters
     ----------
-    kind : {'identity', 'sqrt', 'nu', 'workload_sqrt'} or array-like
+    kind : {'identity', 'blt', 'sqrt', 'nu'} or array-like
         As in :func:`noise_shaping_matrix`.
     dim : int or tuple of int
         Shape of the noise at one step.
     rng : numpy.random.Generator
     nu : float, optional
-        For ``'nu'``.
-    workload : array-like, optional
-        For ``'workload_sqrt'``.
+        For ``'nu'`` and ``'blt'``.
 
     Attributes
     ----------
     n_steps_seen : int
     horizon : int or None
         None for the Toeplitz families (unbounded streams); otherwise the size
-        of the dense matrix, beyond which :meth:`next` raises.
+        of the user matrix, beyond which :meth:`next` raises.
 
     Notes
     -----
-    Memory and time: ``'identity'`` keeps nothing. The Toeplitz families keep
-    every past Z (O(t * dim) memory); a block of m steps costs
-    O(t * m * dim) when m is small and an FFT convolution otherwise. Dense
-    matrices keep C and the past outputs and use forward substitution. A
-    buffered (BLT) approximation with O(buffers * dim) memory is not
-    implemented.
+    Memory and time per step: ``'identity'`` keeps nothing; ``'blt'`` keeps
+    O(buffers * dim) numbers (about 25 buffers) and costs as much time;
+    exact ``'sqrt'`` and ``'nu'`` keep every past Z (O(t * dim) memory, a
+    block of m steps costs O(t * m * dim), or an FFT convolution); a user
+    matrix keeps C and the past outputs. The state holds past noise: it is
+    secret (see :class:`skdp.base.StreamStateMixin`).
 
     Examples
     --------
     >>> from skdp.mechanisms import CorrelatedNoise, make_rng
-    >>> noise = CorrelatedNoise("sqrt", dim=2, rng=make_rng(0))
+    >>> noise = CorrelatedNoise("blt", dim=2, rng=make_rng(0), nu=1e-3)
     >>> noise.next(3).shape
     (3, 2)
     """
 
-    def __init__(self, kind, dim, rng: np.random.Generator, *, nu: float | None = None,
-                 workload=None) -> None:
+    def __init__(self, kind, dim, rng: np.random.Generator, *, nu: float | None = None) -> None:
         self.dim = (int(dim),) if np.ndim(dim) == 0 else tuple(int(d) for d in dim)
         self.rng = rng
         self.n_steps_seen = 0
         self._kind = kind if isinstance(kind, str) else "matrix"
         self._nu = None
         self._C = None
-        if self._kind in ("sqrt", "nu"):
+        width = int(np.prod(self.dim))
+        if self._kind == "blt":
+            self._nu = _check_nu(nu, "blt")
+            self._blt = blt_parameters(self._nu)
+            self._buffers = BLTState(*self._blt, width)
+            self._tracker = InverseCoefficientTracker(*self._blt)
+        elif self._kind in ("sqrt", "nu"):
             self._nu = 0.0 if self._kind == "sqrt" else _check_nu(nu)
             self._coef = np.ones(1)
-            self._z = np.empty((0, int(np.prod(self.dim))))
+            self._z = np.empty((0, width))
         elif self._kind != "identity":
-            self._C = noise_shaping_matrix(kind, nu=nu, workload=workload)
+            self._C = noise_shaping_matrix(kind, nu=nu)
             self._w = np.empty((0,) + self.dim)
         self.horizon = None if self._C is None else self._C.shape[0]
 
@@ -293,13 +297,33 @@ class CorrelatedNoise:
         """True for ``'identity'``: the noise of each step is drawn on its own."""
         return self._kind == "identity"
 
+    def coefficients(self, n: int) -> np.ndarray:
+        """First column of C over n steps (its Toeplitz coefficients, or of a user matrix).
+
+        Parameters
+        ----------
+        n : int
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        if self._kind == "identity":
+            return np.eye(1, int(n))[0]
+        if self._kind == "blt":
+            return blt_coefficients(*self._blt, n)
+        if self._C is None:
+            return toeplitz_coefficients(n, self._nu)
+        return self._C[:n, 0]
+
     def sensitivity_factor(self, n: int | None = None) -> float:
         """Largest column norm of C over a horizon n (see :func:`sensitivity_factor`).
 
         Parameters
         ----------
         n : int or None, default=None
-            Horizon; None for an unbounded stream (finite for 'nu' with nu > 0).
+            Horizon; None for an unbounded stream (finite for 'blt', and for
+            'nu' with nu > 0).
 
         Returns
         -------
@@ -307,6 +331,8 @@ class CorrelatedNoise:
         """
         if self._kind == "identity":
             return 1.0
+        if self._kind == "blt":
+            return blt_sensitivity_factor(*self._blt, n)
         if self._C is not None:
             return sensitivity_factor(self._C if n is None else self._C[:n, :n])
         return toeplitz_sensitivity_factor(self._nu, n)
@@ -326,11 +352,21 @@ class CorrelatedNoise:
         -------
         ndarray of shape (t1 - t0,)
         """
-        if self._kind == "identity":
-            return np.ones(t1 - t0)
-        if self._C is None:
-            return np.cumsum(self._coefficients(t1) ** 2)[t0:t1]
-        return np.sum(self._inverse()[t0:t1] ** 2, axis=1)
+        return self._variances(t0, t1)[0]
+
+    def prefix_variances(self, t0: int, t1: int) -> np.ndarray:
+        """Variance of each entry of the running sum ``sum_{s<=k} [C^{-1} Z]_s``, ``t0 <= k < t1``.
+
+        Parameters
+        ----------
+        t0, t1 : int
+            First step and one past the last.
+
+        Returns
+        -------
+        ndarray of shape (t1 - t0,)
+        """
+        return self._variances(t0, t1)[1]
 
     def average_variances(self, t0: int, t1: int) -> np.ndarray:
         """Variance of each entry of the running average of the noise, steps ``t0 <= t < t1``.
@@ -347,16 +383,26 @@ class CorrelatedNoise:
         -------
         ndarray of shape (t1 - t0,)
         """
-        t = np.arange(t0 + 1, t1 + 1, dtype=float)
+        return self.prefix_variances(t0, t1) / np.arange(t0 + 1, t1 + 1, dtype=float) ** 2
+
+    def _variances(self, t0: int, t1: int) -> tuple[np.ndarray, np.ndarray]:
         if self._kind == "identity":
-            return 1.0 / t
-        if self._C is None:
-            # (V C^{-1})[t, j] = B_{t-j} / (t + 1) with B the partial sums of
-            # the coefficients of C^{-1}.
-            partial = np.cumsum(self._coefficients(t1))
-            return np.cumsum(partial**2)[t0:t1] / t**2
-        sums = np.cumsum(self._inverse()[:t1], axis=0)[t0:t1]
-        return np.sum(sums**2, axis=1) / t**2
+            return np.ones(t1 - t0), np.arange(t0 + 1, t1 + 1, dtype=float)
+        if self._kind == "blt":
+            # Steps are asked for in order; anything else replays from step 0.
+            tracker = self._tracker
+            if tracker.position > t0:
+                tracker.reset()
+            if tracker.position < t0:
+                tracker.advance(t0 - tracker.position)
+            return tracker.advance(t1 - t0)
+        if self._C is None:  # Toeplitz C^{-1}: row k holds h_k, ..., h_0
+            h = self._coefficients(t1)
+            g = np.cumsum(h)
+            return np.cumsum(h**2)[t0:t1], np.cumsum(g**2)[t0:t1]
+        inv = self._inverse()[:t1]
+        sums = np.cumsum(inv, axis=0)[t0:t1]
+        return np.sum(inv[t0:t1] ** 2, axis=1), np.sum(sums**2, axis=1)
 
     def _inverse(self) -> np.ndarray:
         if getattr(self, "_C_inv", None) is None:
@@ -390,15 +436,16 @@ class CorrelatedNoise:
         self.n_steps_seen = t0 + m
         if self._kind == "identity" or m == 0:
             return z
+        width = int(np.prod(self.dim))
+        if self._kind == "blt":
+            return self._buffers.apply_inverse(z.reshape(m, width)).reshape(z.shape)
         if self._C is not None:
             C = self._C
-            width = int(np.prod(self.dim))
             rhs = z.reshape(m, width) - C[t0:t0 + m, :t0] @ self._w.reshape(t0, width)
             w = solve_triangular(C[t0:t0 + m, t0:t0 + m], rhs, lower=True).reshape(z.shape)
             self._w = np.concatenate([self._w, w])
             return w
         t1 = t0 + m
-        width = int(np.prod(self.dim))
         if self._z.shape[0] < t1:  # grow the history buffer geometrically
             grown = np.empty((max(t1, 2 * self._z.shape[0]), width))
             grown[:t0] = self._z[:t0]
@@ -434,17 +481,17 @@ def _lower_toeplitz_rows(c: np.ndarray, t0: int, t1: int) -> np.ndarray:
     return np.where(idx >= 0, c[np.clip(idx, 0, None)], 0.0)
 
 
-def correlated_noise(kind, n: int, dim, rng: np.random.Generator, *, nu: float | None = None,
-                     workload=None) -> np.ndarray:
+def correlated_noise(kind, n: int, dim, rng: np.random.Generator, *,
+                     nu: float | None = None) -> np.ndarray:
     """Whole-horizon correlated noise ``C^{-1} Z`` of shape ``(n, *dim)``.
 
     Equal, with the same generator state, to the concatenated outputs of
-    :class:`CorrelatedNoise`. Toeplitz families use an FFT convolution,
-    O(n log n * dim).
+    :class:`CorrelatedNoise`. Exact Toeplitz families use an FFT
+    convolution, O(n log n * dim); ``'blt'`` its recursion, O(n * buffers * dim).
 
     Parameters
     ----------
-    kind, nu, workload
+    kind, nu
         As in :func:`noise_shaping_matrix`.
     n : int
         Number of steps.
@@ -467,9 +514,9 @@ def correlated_noise(kind, n: int, dim, rng: np.random.Generator, *, nu: float |
         beta = toeplitz_coefficients(n, 0.0 if kind == "sqrt" else nu, inverse=True)
         out = _causal_convolve(beta, z.reshape(int(n), -1))
         return out.reshape(z.shape)
-    if isinstance(kind, str) and kind == "identity":
-        return rng.standard_normal((int(n),) + dim)
-    C = noise_shaping_matrix(kind, n, nu=nu, workload=workload)
+    if isinstance(kind, str) and kind in ("identity", "blt"):
+        return CorrelatedNoise(kind, dim, rng, nu=nu).next(int(n))
+    C = noise_shaping_matrix(kind, n, nu=nu)
     if C.shape[0] < n:
         raise ValueError(f"The noise-shaping matrix has horizon {C.shape[0]} < n = {n}.")
     C = C[:n, :n]

@@ -13,7 +13,7 @@ so the replace-one sensitivity is ``2 zeta`` times the *participation
 factor* ``sqrt(max_i sum_{s, t in P_i} |(C^T C)_{st}|)`` (the multi-epoch
 bound of Choquette-Choo et al., 2023, for a fixed participation pattern).
 It is exact when ``C^T C`` has no negative entries (all the Toeplitz
-families: the coefficients of C are positive) and every D_t is the same
+families, BLT included: the coefficients of C are positive) and every D_t is the same
 vector. For C = I it is ``sqrt(epochs)``: independent noise composes
 exactly. With one participation it is the largest column norm of C.
 """
@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from skdp.mechanisms._blt import blt_coefficients, blt_parameters
 from skdp.mechanisms._noise_shaping import noise_shaping_matrix, toeplitz_coefficients
 
 __all__ = ["cyclic_sensitivity_factor"]
@@ -35,7 +36,7 @@ def cyclic_sensitivity_factor(kind, n_steps: int, period: int, n_participations:
 
     Parameters
     ----------
-    kind : {'identity', 'sqrt', 'nu'} or array-like
+    kind : {'identity', 'blt', 'sqrt', 'nu'} or array-like
         The noise shaping (see :func:`~skdp.mechanisms.noise_shaping_matrix`);
         a matrix must be at least ``n_steps`` x ``n_steps``.
     n_steps : int
@@ -47,7 +48,7 @@ def cyclic_sensitivity_factor(kind, n_steps: int, period: int, n_participations:
     n_participations : int, default=1
         Epochs, E; ``E * k <= n_steps``.
     nu : float, optional
-        For ``'nu'``.
+        For ``'nu'`` and ``'blt'``.
 
     Returns
     -------
@@ -70,9 +71,10 @@ def cyclic_sensitivity_factor(kind, n_steps: int, period: int, n_participations:
                          f"n_participations={n_participations}, n_steps={n_steps}.")
     if isinstance(kind, str) and kind == "identity":
         return math.sqrt(E)
-    if isinstance(kind, str) and kind in ("sqrt", "nu"):
-        return math.sqrt(_toeplitz_cyclic_max(toeplitz_coefficients(H, 0.0 if kind == "sqrt"
-                                                                    else nu), k, E))
+    if isinstance(kind, str) and kind in ("sqrt", "nu", "blt"):
+        c = (blt_coefficients(*blt_parameters(nu), H) if kind == "blt"
+             else toeplitz_coefficients(H, 0.0 if kind == "sqrt" else nu))
+        return math.sqrt(_toeplitz_cyclic_max(c, k, E))
     C = noise_shaping_matrix(kind, H, nu=nu)
     if C.shape[0] < H:
         raise ValueError(f"The noise-shaping matrix has horizon {C.shape[0]} < n_steps = {H}.")

@@ -98,10 +98,22 @@ def joint_sensitivity(col_norms1, col_norms2, lam: float, d: int, norm_bound: fl
     >>> joint_sensitivity([1.0], [1.0], lam=1 / c_d(5), d=5, norm_bound=1.0)  # privacy for free
     2.0
     """
-    a = np.atleast_1d(np.asarray(col_norms1, dtype=float))
-    b = np.atleast_1d(np.asarray(col_norms2, dtype=float))
+    a, b = np.broadcast_arrays(np.atleast_1d(np.asarray(col_norms1, dtype=float)),
+                               np.atleast_1d(np.asarray(col_norms2, dtype=float)))
+    a, b = a.ravel(), b.ravel()
     z2 = float(norm_bound) ** 2
-    best = max(z2 * ak**2 * r_d(lam * z2 * bk**2 / ak**2, d) for ak, bk in np.broadcast(a, b))
+    best = 0.0
+    both = a > 0
+    if np.any(both):
+        # r_d depends on the column only through the ratio b / a: evaluate each
+        # distinct ratio once (a workload's columns share a handful of them).
+        ratio, inverse = np.unique(b[both] / a[both], return_inverse=True)
+        r = np.array([r_d(lam * z2 * q * q, d) for q in ratio])
+        best = float(np.max(z2 * a[both] ** 2 * r[inverse.ravel()]))
+    if np.any(~both):
+        # A column that moves only the second moment: lam ||x x^T - y y^T||^2
+        # <= lam * 2 zeta^4 (zeta^4 for d = 1), the limit of a^2 r_d(.) as a -> 0.
+        best = max(best, float(np.max(lam * (2.0 if d > 1 else 1.0) * z2 * z2 * b[~both] ** 2)))
     return math.sqrt(best)
 
 
@@ -140,3 +152,42 @@ def jme_noise_stds(mu: float, d: int, norm_bound: float, col_norms1, col_norms2,
         raise ValueError(f"lam must be positive and finite, got {lam}.")
     s = joint_sensitivity(col_norms1, col_norms2, lam, d, norm_bound)
     return s / mu, s / (mu * math.sqrt(lam)), lam
+
+
+def density_lambda(d: int, norm_bound: float) -> float:
+    """The lambda-JME weight that minimises the expected log-likelihood loss of a fitted Gaussian.
+
+    A Gaussian fitted from noisy moments loses, to second order, about
+    ``tr(Sigma^-1 Cov(mean)) / 2 + ||Sigma^{-1/2} E Sigma^{-1/2}||_F**2 / 4``
+    in expected log-likelihood (E the covariance's noise). For lambda-JME
+    the two noise variances are ``s**2 / mu**2`` and ``s**2 / (lam mu**2)``
+    with ``s**2 = zeta**2 r_d(lam zeta**2)``, so the loss is proportional to
+    ``r_d(u) (1 + c / u)`` in ``u = lam zeta**2``, where ``c`` weighs the two
+    moments' errors. The weight depends on the unknown covariance; skdp
+    evaluates it at a public proxy, rows that fill the ball isotropically
+    about 0 (``Sigma = zeta**2 / d I``), which gives ``c = d (d + 1) / 4``
+    (the d(d+1)/2 free entries of a symmetric noise against the d entries
+    of the mean). The loss is flat near its minimum (within 1% of the best
+    log-likelihood over a factor of 4 in lam on a d = 5 benchmark), so the
+    proxy costs little.
+
+    Parameters
+    ----------
+    d : int
+    norm_bound : float
+
+    Returns
+    -------
+    float
+        lam, with ``lam * norm_bound**2`` the minimiser u (about 3 for d = 5).
+
+    Examples
+    --------
+    >>> from skdp.moments import density_lambda
+    >>> round(density_lambda(5, 1.0), 1)
+    3.0
+    """
+    c = d * (d + 1) / 4.0
+    grid = np.exp(np.linspace(math.log(1e-2), math.log(1e4), 2001))
+    loss = np.array([r_d(u, d) for u in grid]) * (1.0 + c / grid)
+    return float(grid[int(np.argmin(loss))]) / float(norm_bound) ** 2

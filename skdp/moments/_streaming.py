@@ -1,62 +1,75 @@
-"""StreamingMomentEstimator: private first and second moments released after every row."""
+"""StreamingMomentEstimator: private first and second moments of a table or a stream."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, StreamStateMixin
-from skdp.clipping import clip_rows
+from skdp.clipping import clip_rows, private_norm_quantile
 from skdp.mechanisms import (
     WORKLOADS,
     CorrelatedNoise,
     WorkloadStream,
+    blt_parameters,
+    blt_sensitivity_factor,
     make_rng,
     noise_shaping_matrix,
     toeplitz_sensitivity_factor,
-    workload_matrix,
 )
 from skdp.moments._cs import cs_noise_stds
 from skdp.moments._ime import ime_noise_stds
-from skdp.moments._jme import jme_noise_stds
+from skdp.moments._jme import density_lambda, jme_noise_stds
 from skdp.moments._pp import pp_second_moment_inputs
+from skdp.moments._sums import moment_sums, symmetric_noise
+from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import validate_private
+from skdp.utils._validation import check_sample_weight, validate_private
 
 __all__ = ["StreamingMomentEstimator"]
 
 METHODS = ("jme", "ime", "cs", "pp")
-_CHUNK_ENTRIES = 1 << 18  # rows go in chunks of about this many second-moment entries (2 MB)
+SHAPING_OPTIONS = ("identity", "blt", "sqrt", "nu")
+_CHUNK_ENTRIES = 1 << 18  # per-row steps go in chunks of about this many second-moment entries
+_DEFAULT_HORIZON = 10_000  # the stream length 'blt' noise is tuned for when n_steps is None
+
+#: Shared documentation of the bound parameters (PrivateGaussianDensity, DPStandardScaler, DPPCA).
+BOUND_DOC = """norm_bound : float or None, default=None
+    zeta: rows longer than this (in L2) are scaled down to it. It sets every
+    noise scale (the second moment's as ``zeta**2``), so declare it when you
+    know it from the data's documentation; None spends ``bound_share`` of the
+    budget on a private ``bound_quantile`` of the row norms (a noisy binary
+    search over a geometric grid, :func:`~skdp.clipping.private_norm_quantile`)
+    and clips there. ``norm_bound_`` is the value used.
+bound_quantile : float, default=0.99
+    Share of the rows the private bound aims to keep unclipped (lowered
+    automatically on small tables, where the counts' noise would make a high
+    quantile unreliable; a ValueError asks you to declare the bound when
+    fewer than about ``6 * sqrt(10) / (mu sqrt(bound_share))`` rows are
+    given).
+bound_share : float, default=0.05
+    Share of the budget's ``mu**2`` spent on the private bound when
+    ``norm_bound`` is None (in (0, 1)); the release gets the rest. At the
+    default it costs the release 2.5%% of its mu."""
 
 
-class _Buffer:
-    """Growable array along the first axis (amortised O(1) appends); views are exposed."""
+_DOC = """Private first and second moments of a table, or of a stream released step by step.
 
-    def __init__(self, row_shape, capacity):
-        self.data = np.empty((max(int(capacity), 1),) + tuple(row_shape))
-        self.size = 0
+**A table** (``fit``, the default ``release='once'``): one Gaussian mechanism
+releases the table's moments ``Y = sum_i a_i x_i`` and
+``S = sum_i b_i x_i x_i^T`` for a workload (running sum, average,
+exponentially weighted sum, sliding window) over the rows in order, then
+post-processing (symmetrised second moment). **A stream** (``partial_fit``):
+every call is one step whose rows are summed; after each call the current
+workload of the steps so far is released, with correlated noise
+(matrix-factorization mechanism) that is near-optimal for running sums and
+costs O(buffers * d**2) per step whatever the stream's length.
 
-    def reserve(self, m):
-        need = self.size + m
-        if need > self.data.shape[0]:
-            grown = np.empty((max(need, 2 * self.data.shape[0]),) + self.data.shape[1:])
-            grown[:self.size] = self.data[:self.size]
-            self.data = grown
-        return self.data[self.size:need]
-
-    def view(self):
-        return self.data[:self.size]
-
-
-_DOC = """Private first and second moments of a stream, released after every row.
-
-After each row ``x_t`` the estimator releases private versions of
-``Y_t = sum_i A1[t, i] x_i`` and ``S_t = sum_i A2[t, i] x_i x_i^T``
-(Kalinin et al. 2025) for a workload A1, A2 (running sum, running average,
-exponentially weighted or sliding-window sums) with independent or
-correlated (matrix-factorization) noise. Four methods:
+Four methods (Kalinin et al. 2025) set how the two moments share the budget:
 
 - ``'jme'``: joint moment estimation (Algorithm 1). Both moments are
   privatised with one joint sensitivity (Lemma 3.5); with ``lam=None`` the
@@ -66,51 +79,85 @@ correlated (matrix-factorization) noise. Four methods:
 - ``'ime'``: independent moment estimation (Algorithm 4), the budget split
   between the moments (``budget_split`` of ``mu**2`` to the first).
 - ``'cs'``: concatenate-and-split (Algorithm 5), the second moment scaled by
-  ``sqrt(tau)`` and privatised in one vector with the first.
-- ``'pp'``: post-processing (Algorithm 6): the second moment is built from the
-  noisy rows; ``debias=True`` removes the exact bias.
+  ``sqrt(tau)`` and privatised in one vector with the first (with the exact
+  sensitivity it is lambda-JME with ``lam = tau``).
+- ``'pp'``: post-processing (Algorithm 6): only the rows are privatised and
+  the second moment is built from the noisy rows; ``debias=True`` removes
+  the exact bias. It needs noisy rows, so every row is its own step (stream
+  or ``release='per_row'``).
 
 Parameters
 ----------
 %(epsilon)s
 %(delta)s
 method : {'jme', 'ime', 'cs', 'pp'}, default='jme'
-lam : float or None, default=None
-    'jme' only: weight lambda of the second moment; None is the
-    privacy-for-free choice of Algorithm 1.
+lam : float, 'density' or None, default=None
+    'jme' only: weight lambda of the second moment. None is the
+    privacy-for-free choice of Algorithm 1 (the first moment is as accurate
+    as if released alone). 'density' is the weight that minimises the
+    expected log-likelihood loss of a Gaussian fitted from the two moments
+    (see :func:`~skdp.moments.density_lambda`); what
+    :class:`~skdp.density.PrivateGaussianDensity` uses.
 budget_split : float, default=0.5
     'ime' only: share of ``mu**2`` spent on the first moment, in (0, 1).
 tau : float, default=1.0
     'cs' only: rescaling of the second moment, > 0.
 debias : bool, default=True
-    'pp' only: subtract the known bias ``sum_k A2[t, k] v_k I`` (v_k the
-    noise variance of row k) so that the second moment is unbiased.
+    'pp' only: subtract the known bias ``v_k I`` of every squared noisy row
+    (v_k the noise variance of row k), so that the second moment is unbiased.
 workload : {'prefix', 'average', 'exponential', 'window'}, default='prefix'
-    A1 (Kalinin et al. 2025, Table 1).
+    The first moment's workload over the steps (Kalinin et al. 2025, Table 1;
+    for ``release='once'`` the rows of the table are the steps): running sum
+    of the rows, running mean of the rows (sum over the rows seen so far),
+    exponentially weighted sum ``sum_s beta**(t - s) X_s``, or mean of the
+    rows in the last ``window`` steps.
 second_workload : {'prefix', 'average', 'exponential', 'window'} or None, default=None
-    A2; None means the same as ``workload``.
+    The second moment's workload; None means the same as ``workload``.
 beta : float or None, default=None
     Decay in (0, 1] of the 'exponential' workload(s).
 window : int or None, default=None
-    Length k of the 'window' workload(s).
-noise_shaping : {'identity', 'sqrt', 'nu', 'workload_sqrt'} or array-like, default='identity'
-    The matrix C of the matrix mechanism (noise ``C^{-1} Z``): independent
-    noise, the square root of the prefix-sum matrix, the nu-damped Toeplitz
-    of Choquette-Choo et al. 2024, the square root of each moment's workload
-    (``C_i = A_i^{1/2}``), or your own lower-triangular invertible matrix
-    (its size is the horizon).
+    Length k (in steps) of the 'window' workload(s).
+noise_shaping : {'blt', 'identity', 'sqrt', 'nu'} or array-like, default='blt'
+    The matrix C of the matrix mechanism for streams (noise ``C^{-1} Z``;
+    ignored by ``release='once'``). 'blt' (the default) is a
+    buffered-linear-Toeplitz approximation of the damped square root of the
+    prefix-sum matrix (Dvijotham et al. 2024): within a few percent of the
+    exact square root's error for streams of about ``n_steps`` steps, O(20
+    buffers * d**2) memory and time per step, no limit on the length.
+    'identity' is independent noise; 'sqrt' and 'nu' are the exact square
+    root and its nu-damped version (Choquette-Choo et al. 2024), which keep
+    every past noise draw (O(t d**2) memory and time per step); an array is
+    your own lower-triangular invertible C (its size is the horizon).
 nu : float or None, default=None
-    Damping in [0, 1) for ``noise_shaping='nu'``.
+    Damping in [0, 1) for 'nu', and in (0, 1) for 'blt' (overrides the
+    tuning from ``n_steps``).
 n_steps : int or None, default=None
-    Horizon: the most rows the stream may ever have. Needed by 'sqrt' and
-    'workload_sqrt' (their sensitivity grows with the horizon); for 'nu' it
-    is optional and a finite horizon gives less noise. ``fit`` uses the
-    number of rows when it is None.
-norm_bound : float, default=1.0
-    zeta: rows longer than this (in L2) are scaled down to it.
+    The stream's expected length in steps. 'blt' is tuned for it (damping
+    ``nu = 1 / n_steps`` for running sums and averages, ``1 - beta`` for an
+    exponential workload, ``1 / window`` for a window; None means 10,000
+    steps); it stays private beyond, with slowly growing error. 'sqrt' needs
+    it as a hard horizon (its sensitivity grows with it); for 'nu' it is an
+    optional horizon. ``fit`` with ``release='per_row'`` uses the number of
+    rows when it is None.
+%(bound)s
+release : {'once', 'per_row'}, default='once'
+    What ``fit`` releases: the table's statistics once, or a continual
+    release after every row (each row one step of the stream, as
+    ``partial_fit`` one row at a time would give). ``partial_fit`` always
+    releases once per call.
 diagonal_only : bool, default=False
     Estimate only the diagonal of the second moment (Theorem 4.3: the same
     sensitivity, d instead of d**2 numbers per step).
+store_history : bool, default=False
+    Keep every release in ``first_moments_`` / ``second_moments_`` (memory
+    grows with the steps). By default only the current release is kept, so
+    a fitted estimator's size does not depend on the number of rows or
+    steps.
+callback : callable or None, default=None
+    Called as ``callback(step, first_moment, second_moment)`` after each
+    release (each step of a stream, each row of ``release='per_row'``): a way
+    to keep or publish the history without storing it here.
+%(max_weight)s
 %(accountant)s
 %(random_state)s
 
@@ -119,76 +166,90 @@ Attributes
 first_moment_ : ndarray of shape (n_features,)
     The current (last) release of Y.
 second_moment_ : ndarray of shape (n_features, n_features) or (n_features,)
-    The current release of S (its diagonal when ``diagonal_only``).
-first_moments_ : ndarray of shape (n_steps, n_features)
-    Every release of Y so far (row t after row t of the stream).
-second_moments_ : ndarray of shape (n_steps, n_features, n_features) or (n_steps, n_features)
-    Every release of S so far.
+    The current release of S, symmetric (its diagonal when ``diagonal_only``).
+first_moments_, second_moments_ : ndarray
+    Every release so far, one row per step; only with ``store_history=True``.
 n_steps_seen_ : int
+    Releases so far (1 after ``fit`` with ``release='once'``).
+n_samples_seen_ : int
+    Rows so far.
+norm_bound_ : float
+    The bound the rows were clipped to (declared or private).
 noise_stds_ : tuple of float
-    ``(std1, std2)``: the noise ``std1 [C1^{-1} Z1]_t`` is added to row t and
-    ``std2 [C2^{-1} Z2]_t`` to ``x_t x_t^T`` (std2 is None for 'pp').
+    ``(std1, std2)``: the noise ``std1 [C1^{-1} Z1]_t`` is added to the
+    step's first-moment sum and ``std2 [C2^{-1} Z2]_t`` (symmetrised) to its
+    second-moment sum (std2 is None for 'pp').
 lam_ : float or None
     The lambda used by 'jme'.
 privacy_spent_ : PrivacySpent
+    The whole guarantee, the private bound included.
 n_features_in_ : int
 feature_names_in_ : ndarray of shape (n_features,)
 
 Notes
 -----
-**Guarantee.** Neighbouring streams differ in one row replaced by another
-(the length is public); every row takes part in one step. All releases of
-the whole stream together are (epsilon, delta)-DP: 'jme' and 'cs' are one
-Gaussian mechanism on the pair of streams (joint sensitivity: Lemma 3.5,
-with the maximum over the columns of C1 and C2, so it holds for any noise
-shaping; or the norm of the concatenated row), 'ime' two mechanisms whose
-GDP budgets compose exactly, and 'pp' one mechanism on the rows followed by
-post-processing. ``partial_fit`` continues the same stream without further
-charges; ``fit`` starts (and pays for) a new one. The fitted object holds the
-stream's noise generator and past noise, which would let anyone subtract
-the noise: publish the release attributes, not the live object. Pickles and
-copies leave that state out (they cannot continue the stream).
+**Guarantee.** Neighbouring tables (or streams) differ in one row replaced
+by another; the number of rows, and in a stream the number of rows of each
+call, are public. A row sits in one step. 'jme' and 'cs' are one Gaussian
+mechanism on the pair of moment streams (joint sensitivity: Lemma 3.5,
+maximised over the columns of C1 and C2, hence valid for any noise
+shaping, and over the per-row weights of a table's workload), 'ime' two
+mechanisms whose GDP budgets compose exactly, 'pp' one mechanism on the rows
+followed by post-processing. With ``norm_bound=None`` the private bound
+(``bound_share`` of ``mu**2``) composes with the release exactly; in a
+stream it is computed on the first call's rows. With sample weights every
+sensitivity is ``max_weight`` times the unweighted one (a weighted row lies
+in the convex hull of unweighted rows and 0). All releases together are
+(epsilon, delta)-DP. ``partial_fit`` continues the stream without further
+charges; ``fit`` starts (and pays for) a new table or stream.
 
-**Departures from Kalinin et al. 2025**: the noise is calibrated exactly (GDP), and
-IME splits ``mu**2`` rather than (epsilon, delta); the joint sensitivity is
-maximised over columns (the paper assumes decreasing column norms); PP
-subtracts each row's own noise variance (see
-:func:`~skdp.moments.pp_second_moment_inputs`). The second moment keeps the
-paper's independent noise on all d**2 entries, so its release is not
-symmetric; ``(S + S.T) / 2`` is a free improvement (post-processing).
+**Secret state.** A stream's estimator holds its noise generator and noise
+buffers (``_state``), with which the noise of the releases could be
+subtracted: publish the release attributes, not the live object. Pickles
+and copies leave that state out (they cannot continue the stream).
 
-**Memory.** Every release is kept: ``n (d + d**2)`` numbers. The
-'identity' shaping draws its noise on the fly; 'sqrt' and 'nu' keep all
-past noise (O(t d**2)) and cost O(t d**2) per single-row ``partial_fit``
-(blocks use an FFT); dense shapings keep an n x n matrix.
+**Departures from Kalinin et al. (2025)**: steps are calls of any number of
+rows, not single rows; noise is calibrated exactly (GDP) and IME splits
+``mu**2`` rather than (epsilon, delta); the joint sensitivity is maximised
+over columns (the paper assumes decreasing column norms); CS uses the exact
+sensitivity of the concatenated row; PP subtracts each row's own noise
+variance (see :func:`~skdp.moments.pp_second_moment_inputs`); the second
+moment's noise is symmetrised (post-processing of the paper's release).
 
 References
 ----------
 Kalinin, Upadhyay & Lampert (2025). Continual Release Moment Estimation
-with Differential Privacy.
+with Differential Privacy. Dvijotham, McMahan, Pillutla, Steinke & Thakurta
+(2024). Efficient and Near-Optimal Noise Generation for Streaming
+Differential Privacy.
 
 Examples
 --------
 >>> import numpy as np
 >>> from skdp.moments import StreamingMomentEstimator
->>> X = np.random.default_rng(0).normal(size=(100_000, 3)) / 3  # norms mostly below 1
->>> est = StreamingMomentEstimator(epsilon=1.0, workload="average", random_state=0).fit(X)
->>> est.first_moments_.shape, est.second_moments_.shape
-((100000, 3), (100000, 3, 3))
->>> est.noise_stds_  # privacy for free: std1 = 2 * norm_bound / mu
-(8.449..., 11.949...)
->>> bool(np.abs(est.first_moment_).max() < 0.1)  # true mean 0, noise sd 8.45 / sqrt(1e5)
+>>> X = np.random.default_rng(0).normal(size=(100_000, 3))
+>>> est = StreamingMomentEstimator(epsilon=1.0, norm_bound=4.0, random_state=0).fit(X)
+>>> est.noise_stds_  # privacy for free: std1 = 2 * norm_bound / mu, on the sums
+(33.79..., 191.18...)
+>>> S = est.second_moment_ / 100_000  # noise sd 0.002, sampling sd 0.005
+>>> bool(np.abs(S - np.eye(3)).max() < 0.03)
 True
+>>> stream = StreamingMomentEstimator(epsilon=1.0, workload="average", norm_bound=4.0,
+...                                   random_state=0)
+>>> for block in np.array_split(X, 100):      # 100 releases, one per call
+...     stream = stream.partial_fit(block)
+>>> stream.n_steps_seen_, stream.first_moment_.shape
+(100, (3,))
 """
 
 
 class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
-    __doc__ = _DOC % PRIVACY_PARAMS_DOC
+    __doc__ = _DOC % {**PRIVACY_PARAMS_DOC, "bound": BOUND_DOC}
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
         "method": [StrOptions(set(METHODS))],
-        "lam": [Interval(Real, 0, None, closed="neither"), None],
+        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"density"}), None],
         "budget_split": [Interval(Real, 0, 1, closed="neither")],
         "tau": [Interval(Real, 0, None, closed="neither")],
         "debias": ["boolean"],
@@ -196,17 +257,25 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         "second_workload": [StrOptions(set(WORKLOADS)), None],
         "beta": [Interval(Real, 0, 1, closed="right"), None],
         "window": [Interval(Integral, 1, None, closed="left"), None],
-        "noise_shaping": [StrOptions({"identity", "sqrt", "nu", "workload_sqrt"}), "array-like"],
+        "noise_shaping": [StrOptions(set(SHAPING_OPTIONS)), "array-like"],
         "nu": [Interval(Real, 0, 1, closed="left"), None],
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
-        "norm_bound": [Interval(Real, 0, None, closed="neither")],
+        "norm_bound": [Interval(Real, 0, 1e100, closed="neither"), None],
+        "bound_quantile": [Interval(Real, 0.5, 1, closed="neither")],
+        "bound_share": [Interval(Real, 0, 1, closed="neither")],
+        "release": [StrOptions({"once", "per_row"})],
         "diagonal_only": ["boolean"],
+        "store_history": ["boolean"],
+        "callback": [callable, None],
+        "max_weight": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, method="jme", lam=None, budget_split=0.5,
                  tau=1.0, debias=True, workload="prefix", second_workload=None, beta=None,
-                 window=None, noise_shaping="identity", nu=None, n_steps=None, norm_bound=1.0,
-                 diagonal_only=False, accountant=None, random_state=None):
+                 window=None, noise_shaping="blt", nu=None, n_steps=None, norm_bound=None,
+                 bound_quantile=0.99, bound_share=0.05, release="once", diagonal_only=False,
+                 store_history=False, callback=None, max_weight=1.0, accountant=None,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.method = method
@@ -222,168 +291,313 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         self.nu = nu
         self.n_steps = n_steps
         self.norm_bound = norm_bound
+        self.bound_quantile = bound_quantile
+        self.bound_share = bound_share
+        self.release = release
         self.diagonal_only = diagonal_only
+        self.store_history = store_history
+        self.callback = callback
+        self.max_weight = max_weight
         self.accountant = accountant
         self.random_state = random_state
 
-    # -- setting up a stream: public constants only ---------------------------
+    # -- calibration: public constants only --------------------------------------
 
-    def _horizon(self, n_rows: int | None) -> int | None:
-        shaping = self.noise_shaping
-        if not isinstance(shaping, str):
-            size = np.asarray(shaping).shape[0]
-            if self.n_steps is not None and self.n_steps > size:
-                raise ValueError(f"n_steps={self.n_steps} exceeds the size {size} of the "
-                                 "noise-shaping matrix.")
-            return self.n_steps or size
-        if self.n_steps is not None:
-            return int(self.n_steps)
-        if shaping in ("sqrt", "workload_sqrt"):
-            if n_rows is None:
-                raise ValueError(f"noise_shaping={shaping!r} needs the horizon n_steps to start a "
-                                 "stream with partial_fit (its sensitivity grows with it).")
-            return n_rows
-        return None
+    def _kinds(self) -> tuple[str, str]:
+        kind1, kind2 = self.workload, self.second_workload or self.workload
+        for kind in (kind1, kind2):  # fail early on a missing beta / window
+            WorkloadStream(kind, beta=self.beta, k=self.window)
+        return kind1, kind2
+
+    def _noise_stds(self, mu: float, d: int, zeta: float, norms1, norms2):
+        """(std1, std2, lam) of the method for column (or row-weight) norms of the two moments."""
+        if self.method == "jme":
+            lam = self.lam
+            if isinstance(lam, str):  # 'density'
+                lam = density_lambda(d, zeta)
+            return jme_noise_stds(mu, d, zeta, norms1, norms2, lam)
+        if self.method == "ime":
+            return (*ime_noise_stds(mu, zeta, np.max(norms1), np.max(norms2), self.budget_split),
+                    None)
+        if self.method == "cs":
+            if not np.allclose(norms1, norms2):
+                raise ValueError("method='cs' privatises both moments with one noise-shaping "
+                                 "matrix and one workload weight per row; these differ.")
+            return (*cs_noise_stds(mu, zeta, float(np.max(norms1)), self.tau, d), None)
+        return 2.0 * zeta * float(np.max(norms1)) / mu, None, None
+
+    def _bound(self, X, sample_weight, mu: float, rng) -> tuple[float, float]:
+        """(norm bound, mu left for the release): declared, or a private quantile of the norms."""
+        if self.norm_bound is not None:
+            return float(self.norm_bound), mu
+        mu_bound = mu * math.sqrt(self.bound_share)
+        zeta = private_norm_quantile(X, self.bound_quantile, mu=mu_bound, rng=rng,
+                                     sample_weight=sample_weight, max_weight=self.max_weight)
+        return zeta, mu * math.sqrt(1.0 - self.bound_share)
+
+    def _check_bound_rows(self, n: int, mu: float) -> None:
+        """Raise before charging when a private bound cannot be found on n rows."""
+        if self.norm_bound is None:
+            from skdp.clipping import effective_quantile, geometric_grid, search_noise_std
+
+            std = search_noise_std(geometric_grid().shape[0], 1, mu * math.sqrt(self.bound_share),
+                                   self.max_weight)
+            effective_quantile(self.bound_quantile, n, std)
+
+    # -- a table: one release -------------------------------------------------------
+
+    def _release_once(self, X, sample_weight) -> None:
+        if self.method == "pp":
+            raise ValueError("method='pp' builds the second moment from noisy rows, so it needs "
+                             "every row as its own step: use release='per_row', partial_fit, "
+                             "or method='jme' for one release of the table.")
+        n, d = X.shape
+        kind1, kind2 = self._kinds()
+        row1, norm1 = _row_weights(kind1, n, self.beta, self.window)
+        row2, norm2 = _row_weights(kind2, n, self.beta, self.window)
+        weighted = sample_weight is not None
+        means1 = kind1 in ("average", "window")
+        if weighted and kind2 in ("average", "window") and kind2 != kind1:
+            raise ValueError("With sample_weight, a mean ('average' or 'window') divides by the "
+                             "private total weight: use the same workload for both moments.")
+        mu = self._budget_mu()
+        self._check_bound_rows(n, mu)
+        norms1, norms2 = _sensitivity_weights(row1, row2)
+        # Calibrate on a placeholder bound first: an invalid configuration must
+        # fail before anything is charged.
+        self._noise_stds(mu, d, 1.0, norms1, norms2)
+        spent = self._charge(mu)  # before any noise is drawn
+        rng = make_rng(self.random_state)
+        zeta, mu_release = self._bound(X, sample_weight, mu, rng)
+        W = self.max_weight
+        # A mean divides by the total weight of its rows, which is private
+        # with sample weights: it is released in the same mechanism, as a
+        # constant extra coordinate gamma of every row. Calibrating for rows
+        # of norm sqrt(zeta**2 + gamma**2) in d + 1 dimensions bounds the
+        # augmented sensitivity (the second moment of the first d coordinates
+        # is a block of the full one). Without weights the same mechanism
+        # runs (rows of unit weight), so unit weights give exactly the
+        # unweighted release.
+        gamma = 0.25 * zeta if means1 else 0.0
+        zeta_cal, d_cal = math.hypot(zeta, gamma), d + int(gamma > 0)
+        std1, std2, lam = self._noise_stds(mu_release, d_cal, zeta_cal, W * norms1, W * norms2)
+        w1 = row1 if sample_weight is None else row1 * sample_weight
+        w2 = row2 if sample_weight is None else row2 * sample_weight
+        first, second, total = sum_rows(
+            lambda Xb, ab, bb: moment_sums(Xb, ab, bb, norm_bound=zeta,
+                                           diagonal_only=self.diagonal_only), X, w1, w2)
+        first = first + std1 * rng.standard_normal(d)
+        second = second + symmetric_noise(std2, d, rng, diagonal_only=self.diagonal_only)
+        if gamma:  # the total weight, with noise std1 / gamma (same mechanism)
+            norm1 = max(float(total) + std1 / gamma * rng.standard_normal(), 1e-12 * W)
+            first = first / norm1
+            if kind2 == kind1:
+                norm2 = norm1
+        if kind2 in ("average", "window"):
+            second = second / norm2
+        count1 = norm1 if means1 else 1.0
+        count2 = norm2 if kind2 in ("average", "window") else 1.0
+        self._publish(dict(d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=1,
+                           rows=n, mean_noise_var=(std1 / count1) ** 2,
+                           second_noise_std=std2 / count2), [first], [second], stream=None)
+
+    # -- a stream -------------------------------------------------------------------
 
     def _shaping(self, kind: str, horizon: int | None):
-        """(CorrelatedNoise argument, column norms) for one moment's workload."""
+        """(CorrelatedNoise kind, nu, column-norm factor) for a moment whose workload is ``kind``."""
         shaping = self.noise_shaping
         if not isinstance(shaping, str):
-            C = noise_shaping_matrix(shaping)[:horizon, :horizon]
-            return C, np.sqrt(np.sum(C * C, axis=0))
+            C = noise_shaping_matrix(shaping)
+            if horizon is not None and horizon > C.shape[0]:
+                raise ValueError(f"n_steps={horizon} exceeds the size {C.shape[0]} of the "
+                                 "noise-shaping matrix.")
+            return C, None, float(np.sqrt(np.max(np.sum(C * C, axis=0))))
         if shaping == "identity":
-            return "identity", np.ones(1)
-        if shaping in ("sqrt", "nu"):
-            nu = 0.0 if shaping == "sqrt" else self.nu
-            if shaping == "nu" and nu is None:
-                raise ValueError("noise_shaping='nu' needs nu in [0, 1).")
-            return (shaping, np.array([toeplitz_sensitivity_factor(nu, horizon)]))
-        A = workload_matrix(kind, horizon, beta=self.beta, k=self.window)
-        C = noise_shaping_matrix("workload_sqrt", workload=A)
-        return C, np.sqrt(np.sum(C * C, axis=0))
+            return "identity", None, 1.0
+        if shaping == "blt":
+            nu = self.nu
+            if nu is None:
+                length = horizon or _DEFAULT_HORIZON
+                nu = {"exponential": 1.0 - (self.beta or 1.0),
+                      "window": 1.0 / (self.window or length)}.get(kind, 0.0)
+                nu = min(max(nu, 1.0 / length), 0.5)
+            return "blt", nu, blt_sensitivity_factor(*blt_parameters(nu))
+        if shaping == "sqrt" and horizon is None:
+            raise ValueError("noise_shaping='sqrt' needs the horizon n_steps (its sensitivity "
+                             "grows with it); 'blt' needs none.")
+        if shaping == "nu" and self.nu is None:
+            raise ValueError("noise_shaping='nu' needs nu in [0, 1).")
+        nu = 0.0 if shaping == "sqrt" else float(self.nu)
+        if nu == 0.0 and horizon is None:
+            raise ValueError("noise_shaping='nu' with nu=0 needs the horizon n_steps.")
+        return shaping, nu, toeplitz_sensitivity_factor(nu, horizon)
 
-    def _start(self, n_features: int, n_rows: int | None, first_block: int) -> dict:
-        """Validate the configuration, calibrate, charge, and create the noise streams."""
-        d = n_features
-        kind1 = self.workload
-        kind2 = self.second_workload or self.workload
-        # Built first: they fail early on a missing beta / window.
-        work1 = WorkloadStream(kind1, beta=self.beta, k=self.window)
-        work2 = WorkloadStream(kind2, beta=self.beta, k=self.window)
-        horizon = self._horizon(n_rows)
-        if horizon is not None and first_block > horizon:
-            raise ValueError(f"The stream's horizon is n_steps={horizon}; "
-                             f"{first_block} rows would exceed it.")
-        shape1, norms1 = self._shaping(kind1, horizon)
-        shape2, norms2 = self._shaping(kind2, horizon)
+    def _start_stream(self, X, horizon: int | None, per_row: bool) -> dict:
+        """Validate, calibrate, charge, and create the noise and workload state of a stream."""
+        n_first, d = X.shape
+        kind1, kind2 = self._kinds()
+        if self.n_steps is not None:
+            horizon = int(self.n_steps)
+        elif isinstance(self.noise_shaping, str) and self.noise_shaping == "nu" and self.nu:
+            horizon = None  # damped: finite over an unbounded stream, no horizon unless asked
+        hard = not (isinstance(self.noise_shaping, str) and self.noise_shaping in ("blt", "identity"))
+        steps_now = n_first if (per_row or self.method == "pp") else 1
+        if hard and horizon is not None and steps_now > horizon:
+            raise ValueError(f"The stream's horizon is n_steps={horizon} steps; {steps_now} "
+                             "would exceed it.")
+        shape1, nu1, a = self._shaping(kind1, horizon)
+        shape2, nu2, b = self._shaping(kind2, horizon)
         mu = self._budget_mu()
-        zeta = float(self.norm_bound)
-        lam = None
-        if self.method == "jme":
-            std1, std2, lam = jme_noise_stds(mu, d, zeta, norms1, norms2, self.lam)
-        elif self.method == "ime":
-            std1, std2 = ime_noise_stds(mu, zeta, norms1.max(), norms2.max(), self.budget_split)
-        elif self.method == "cs":
-            if kind1 != kind2 and self.noise_shaping == "workload_sqrt":
-                raise ValueError("method='cs' privatises both moments with one noise-shaping "
-                                 "matrix; 'workload_sqrt' with two different workloads gives two.")
-            std1, std2 = cs_noise_stds(mu, zeta, norms1.max(), self.tau)
-        else:
-            std1, std2 = 2.0 * zeta * norms1.max() / mu, None
+        self._check_bound_rows(n_first, mu)
+        self._noise_stds(mu, d, 1.0, [a], [b])  # fails early on a bad configuration
         spent = self._charge(mu)  # before any noise is drawn
-        rng1, rng2 = make_rng(self.random_state).spawn(2)
+        rng_bound, rng1, rng2 = make_rng(self.random_state).spawn(3)
+        zeta, mu_stream = self._bound(X, None, mu, rng_bound)
+        std1, std2, lam = self._noise_stds(mu_stream, d, zeta, [a], [b])
         row2 = (d,) if self.diagonal_only else (d, d)
-        capacity = n_rows if n_rows is not None else 1024
         return dict(
-            d=d, horizon=horizon, std1=std1, std2=std2, lam=lam, spent=spent, zeta=zeta,
-            method=self.method, debias=self.debias, diagonal_only=self.diagonal_only,
-            noise1=CorrelatedNoise(shape1, d, rng1, nu=self.nu),
-            noise2=None if std2 is None else CorrelatedNoise(shape2, row2, rng2, nu=self.nu),
-            work1=work1, work2=work2,
-            Y=_Buffer((d,), capacity), S=_Buffer(row2, capacity), t=0,
+            d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=0, rows=0,
+            horizon=horizon if hard else None, method=self.method, debias=self.debias,
+            diagonal_only=self.diagonal_only, kinds=(kind1, kind2),
+            noise1=CorrelatedNoise(shape1, d, rng1, nu=nu1),
+            noise2=None if std2 is None else CorrelatedNoise(shape2, row2, rng2, nu=nu2),
+            work1=_StepWorkload(kind1, self.beta, self.window),
+            work2=_StepWorkload(kind2, self.beta, self.window),
+            store_history=self.store_history, callback=self.callback,
         )
 
-    # -- the stream -------------------------------------------------------------
+    @staticmethod
+    def _advance(state: dict, X: np.ndarray, per_row: bool):
+        """Privatise X as the next step (or one step per row); return the steps' releases."""
+        m, d = X.shape
+        if per_row or state["method"] == "pp":
+            return StreamingMomentEstimator._advance_rows(state, X)
+        t0 = state["t"]
+        if state["horizon"] is not None and t0 + 1 > state["horizon"]:
+            raise ValueError(f"The stream's horizon is n_steps={state['horizon']} steps; "
+                             "this call would exceed it.")
+        first, second, _ = moment_sums(X, norm_bound=state["zeta"],
+                                       diagonal_only=state["diagonal_only"])
+        first = first + state["std1"] * state["noise1"].next(1)[0]
+        noise2 = state["noise2"].next(1)[0]
+        if not state["diagonal_only"]:
+            noise2 = 0.5 * (noise2 + noise2.T)
+        second = second + state["std2"] * noise2
+        counts = np.array([float(m)])
+        Y = state["work1"].update(first[None], counts)
+        S = state["work2"].update(second[None], counts)
+        state["t"], state["rows"] = t0 + 1, state["rows"] + m
+        return Y, S
 
     @staticmethod
-    def _advance(state: dict, X: np.ndarray) -> None:
-        """Privatise the rows of X as the next steps of the stream (mutates state)."""
+    def _advance_rows(state: dict, X: np.ndarray):
+        """Every row its own step (release='per_row', and 'pp' which needs noisy rows)."""
         m, d = X.shape
         t0 = state["t"]
         if state["horizon"] is not None and t0 + m > state["horizon"]:
-            raise ValueError(f"The stream's horizon is n_steps={state['horizon']}; "
-                             f"{t0 + m} rows would exceed it.")
+            raise ValueError(f"The stream's horizon is n_steps={state['horizon']} steps; "
+                             f"{t0 + m} would exceed it.")
         X = clip_rows(X, state["zeta"])
-        Y_out, S_out = state["Y"].reserve(m), state["S"].reserve(m)
         diag = state["diagonal_only"]
+        keep = state["store_history"] or state["callback"] is not None
+        Ys, Ss = [], []
         step = max(1, _CHUNK_ENTRIES // (d * d))
-        noise1, noise2 = state["noise1"], state["noise2"]
-        # Independent noise is drawn chunk by chunk (small temporaries);
-        # correlated noise for the whole block at once (one FFT, not one per
-        # chunk). Both give the same numbers as row-by-row draws.
-        block1 = None if noise1.independent else noise1.next(m)
-        block2 = None if noise2 is None or noise2.independent else noise2.next(m)
-
+        ones = np.ones(m)
         for a in range(0, m, step):
             b = min(m, a + step)
-            n1 = noise1.next(b - a) if block1 is None else block1[a:b]
-            x_hat = X[a:b] + state["std1"] * n1
+            x_hat = X[a:b] + state["std1"] * state["noise1"].next(b - a)
             if state["method"] == "pp":
                 var = None
                 if state["debias"]:
-                    var = state["std1"] ** 2 * noise1.step_variances(t0 + a, t0 + b)
+                    var = state["std1"] ** 2 * state["noise1"].step_variances(t0 + a, t0 + b)
                 second = pp_second_moment_inputs(x_hat, var, diagonal_only=diag)
             else:
-                second = noise2.next(b - a) if block2 is None else block2[a:b]
-                second *= state["std2"]  # in place: each slice is used once
-                if diag:
-                    second += X[a:b] ** 2
-                else:
-                    second += np.einsum("ti,tj->tij", X[a:b], X[a:b])
-            state["work1"].update(x_hat, out=Y_out[a:b])
-            state["work2"].update(second, out=S_out[a:b])
-        state["Y"].size += m
-        state["S"].size += m
-        state["t"] = t0 + m
+                second = state["noise2"].next(b - a)
+                if not diag:
+                    second = 0.5 * (second + np.swapaxes(second, 1, 2))
+                second *= state["std2"]
+                second += X[a:b] ** 2 if diag else np.einsum("ti,tj->tij", X[a:b], X[a:b])
+            Y = state["work1"].update(x_hat, ones[a:b])
+            S = state["work2"].update(second, ones[a:b])
+            if keep:
+                Ys.append(Y)
+                Ss.append(S)
+            else:
+                Ys, Ss = [Y[-1:]], [S[-1:]]
+        state["t"], state["rows"] = t0 + m, state["rows"] + m
+        return np.concatenate(Ys), np.concatenate(Ss)
 
-    def _publish(self, state: dict) -> None:
-        self.first_moments_ = state["Y"].view()
-        self.second_moments_ = state["S"].view()
-        self.first_moment_ = self.first_moments_[-1]
-        self.second_moment_ = self.second_moments_[-1]
-        self.n_steps_seen_ = state["t"]
+    def _publish(self, state: dict, Y, S, stream) -> None:
+        """Set the release attributes (and the history, the callback) after successful steps."""
+        Y, S = np.asarray(Y), np.asarray(S)
+        t = state["t"]
+        if self.callback is not None:
+            for i in range(Y.shape[0]):
+                self.callback(t - Y.shape[0] + i + 1, Y[i], S[i])
+        if self.store_history:
+            old = getattr(self, "first_moments_", None) if stream is not None and t > Y.shape[0] \
+                else None
+            self.first_moments_ = Y if old is None else np.concatenate([old, Y])
+            self.second_moments_ = S if old is None else np.concatenate([self.second_moments_, S])
+        else:
+            for name in ("first_moments_", "second_moments_"):
+                self.__dict__.pop(name, None)
+        self.first_moment_, self.second_moment_ = Y[-1].copy(), S[-1].copy()
+        self.n_steps_seen_, self.n_samples_seen_ = t, state["rows"]
+        self.norm_bound_ = state["zeta"]
         self.noise_stds_ = (state["std1"], state["std2"])
         self.lam_ = state["lam"]
         self.privacy_spent_ = state["spent"]
-        self._state = state
+        # Public noise scales of a table release (the density's debiasing and floor).
+        self._release_info = {"mean_noise_var": state.get("mean_noise_var"),
+                              "second_noise_std": state.get("second_noise_std")}
+        if stream is None:
+            self.__dict__.pop("_state", None)  # a table release: no stream to continue
+        else:
+            self._state = stream
+
+    # -- the sklearn API ---------------------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Start a new stream with the rows of X, in order (charges the budget).
+    def fit(self, X, y=None, sample_weight=None):
+        """Release the moments of the table X (``release='once'``) or stream its rows.
+
+        Charges the budget once; starts afresh (a previous stream ends).
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights in [0, max_weight] (``release='once'`` only).
 
         Returns
         -------
         self : StreamingMomentEstimator
         """
         X = validate_private(self, X, dtype=np.float64)
-        state = self._start(X.shape[1], X.shape[0], X.shape[0])
-        self._advance(state, X)
-        self._publish(state)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0], self.max_weight)
+        self.__dict__.pop("_state", None)
+        if self.release == "once":
+            self._release_once(X, sample_weight)
+            return self
+        if sample_weight is not None:
+            raise ValueError("sample_weight is supported by release='once' only.")
+        state = self._start_stream(X, X.shape[0], per_row=True)
+        Y, S = self._advance(state, X, per_row=True)
+        self._publish(state, Y, S, stream=state)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
-        """Append the rows of X to the stream (the first call starts it and charges the budget).
+        """Add one step to the stream: the rows of X, summed; release the workload after it.
 
-        The calibration is fixed by the first call; later parameter changes
-        are ignored until the next ``fit``. Every row must be a new element:
-        a row fed twice is not covered by the guarantee.
+        The first call starts the stream, fixes the calibration (later
+        parameter changes are ignored until the next ``fit``) and charges the
+        budget; with ``norm_bound=None`` it also finds the private bound on
+        its rows. Every row must be new: a row fed twice is not covered by the
+        guarantee. With method='pp' each row is its own step.
 
         Parameters
         ----------
@@ -397,7 +611,51 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         """
         first = not self._stream_started()
         X = validate_private(self, X, reset=first, dtype=np.float64)
-        state = self._start(X.shape[1], None, X.shape[0]) if first else self._state
-        self._advance(state, X)
-        self._publish(state)
+        state = self._start_stream(X, None, per_row=False) if first else self._state
+        Y, S = self._advance(state, X, per_row=False)
+        self._publish(state, Y, S, stream=state)
         return self
+
+
+def _row_weights(kind: str, n: int, beta, window) -> tuple[np.ndarray, float]:
+    """Per-row weights of a workload's last row over n rows, and the normaliser (public)."""
+    if kind == "prefix":
+        return np.ones(n), 1.0
+    if kind == "average":
+        return np.ones(n), float(n)
+    if kind == "exponential":
+        return beta ** np.arange(n - 1, -1, -1, dtype=float), 1.0
+    k = min(int(window), n)
+    return (np.arange(n) >= n - k).astype(float), float(k)
+
+
+def _sensitivity_weights(row1: np.ndarray, row2: np.ndarray):
+    """The per-row weights (a_i, b_i) the joint sensitivity maximises over.
+
+    With the same workload for both moments every pair is (w, w), and
+    ``w**2 r_d(lam zeta**2)`` is largest at the largest w: one pair decides.
+    """
+    if row1 is row2 or np.array_equal(row1, row2):
+        top = np.array([row1.max()])
+        return top, top
+    return row1, row2
+
+
+class _StepWorkload:
+    """A workload over steps of noisy sums; 'average' and 'window' divide by the rows they hold."""
+
+    def __init__(self, kind: str, beta, window) -> None:
+        self.kind = kind
+        inner = "prefix" if kind == "average" else kind
+        self._sums = WorkloadStream(inner, beta=beta, k=window)
+        self._counts = WorkloadStream(inner, beta=beta, k=window)
+
+    def update(self, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        out = self._sums.update(sums)
+        if self.kind in ("prefix", "exponential"):
+            return out
+        rows = self._counts.update(counts)
+        if self.kind == "window":  # WorkloadStream's window is a mean over k steps
+            out = out * self._sums.k
+            rows = rows * self._sums.k
+        return out / rows.reshape((-1,) + (1,) * (out.ndim - 1))

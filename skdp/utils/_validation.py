@@ -128,6 +128,10 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
         raise ValueError("sample_weight contains NaN or infinite values.")
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative.")
+    if not np.any(w > 0):
+        # A table that weighs nothing is a user mistake, raised like any other
+        # schema error (see the threat model: errors name problems, not values).
+        raise ValueError("sample_weight: all weights are zero; there is nothing to fit.")
     if np.any(w > max_weight):
         raise ValueError(f"sample_weight exceeds max_weight={max_weight:g}; declare a larger "
                          "max_weight (it scales the noise) or cap the weights.")

@@ -120,7 +120,8 @@ def _moments(method: str, noise_shaping: str):
         X = np.full((5, 1), 0.5)
         X[0, 0] = -1.0 if neighbour else 1.0
         est = StreamingMomentEstimator(epsilon=EPSILON, delta=DELTA, method=method,
-                                       noise_shaping=noise_shaping, random_state=seed)
+                                       noise_shaping=noise_shaping, release="per_row",
+                                       store_history=True, norm_bound=1.0, random_state=seed)
         return float(est.fit(X).first_moments_[0, 0])
     return run
 
@@ -132,15 +133,16 @@ def _jme_joint(neighbour: bool, seed: int) -> float:
     # direction, with the noise stds the estimator reports.
     a, b = 1.0, 0.0
     X = np.array([[b if neighbour else a]])
-    est = StreamingMomentEstimator(epsilon=EPSILON, delta=DELTA, random_state=seed).fit(X)
+    est = StreamingMomentEstimator(epsilon=EPSILON, delta=DELTA, norm_bound=1.0,
+                                   random_state=seed).fit(X)
     sd1, sd2 = est.noise_stds_
-    m1, m2 = est.first_moments_[0, 0], est.second_moments_[0, 0, 0]
+    m1, m2 = est.first_moment_[0], est.second_moment_[0, 0]
     return float((a - b) * m1 / sd1**2 + (a**2 - b**2) * m2 / sd2**2)
 
 
 def _density(neighbour: bool, seed: int) -> float:
     X = np.array([[-1.0 if neighbour else 1.0]])
-    dens = PrivateGaussianDensity(epsilon=EPSILON, delta=DELTA, random_state=seed)
+    dens = PrivateGaussianDensity(epsilon=EPSILON, delta=DELTA, norm_bound=1.0, random_state=seed)
     return float(dens.fit(X).location_[0])
 
 
