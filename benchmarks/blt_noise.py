@@ -2,6 +2,10 @@
 
 Run: python benchmarks/blt_noise.py [--steps 100000]
 
+Part 0: the banded square root (the square root's first coefficients
+only) for the same running sums: a band of width b is near-optimal only for
+streams of about b steps, so it needs O(n) memory to match the square root.
+
 Part 1 (exact, no sampling): the error of releasing running sums of a
 stream of n steps with the matrix mechanism, for unit sensitivity and unit
 mu. For a noise-shaping C the noise of the release at step t has variance
@@ -22,6 +26,7 @@ import time
 
 import numpy as np
 from _common import print_table
+from scipy.signal import lfilter
 
 from skdp.mechanisms import (
     CorrelatedNoise,
@@ -45,6 +50,28 @@ def prefix_errors(kind, n, nu=None):
         sens2 = blt_sensitivity_factor(*blt_parameters(nu)) ** 2
         prefix = CorrelatedNoise("blt", 1, make_rng(0), nu=nu).prefix_variances(0, n)
     return np.sqrt(sens2 * prefix.mean()), np.sqrt(sens2 * prefix[-1])
+
+
+def banded_errors(n, band):
+    """Running-sum errors of the banded square root (first ``band`` coefficients of C)."""
+    c = toeplitz_coefficients(n)[:band]
+    sens2 = np.sum(c**2)  # a banded Toeplitz C: every column holds the band
+    impulse = np.zeros(n)
+    impulse[0] = 1.0
+    h = lfilter([1.0], c, impulse)  # first column of C^{-1}
+    prefix = np.cumsum(np.cumsum(h) ** 2)
+    return np.sqrt(sens2 * prefix.mean()), np.sqrt(sens2 * prefix[-1])
+
+
+def banded_table():
+    n = 10_000
+    ref = prefix_errors("sqrt", n)
+    rows = []
+    for band in (16, 64, 256, 1024):
+        rmse, last = banded_errors(n, band)
+        rows.append([band, rmse / ref[0], last / ref[1]])
+    print_table(f"Part 0: banded square root (Kalinin & Lampert 2024) for running sums, n = {n}: "
+                "error / exact square root's", ["band", "RMSE ratio", "last-step ratio"], rows)
 
 
 def accuracy_table():
@@ -94,6 +121,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=100_000)
     args = parser.parse_args()
+    banded_table()
     accuracy_table()
     cost_table(args.steps)
 
