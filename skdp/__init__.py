@@ -10,8 +10,8 @@ clipping
     Row clipping, per-example gradient clip factors, DP-STAT.
 optim
     SGD, AdaGrad and Adam steppers and the private second-moment variants.
-linear_model, moments, density
-    The estimators.
+linear_model, moments, density, preprocessing, decomposition
+    The estimators and transformers.
 datasets
     The papers' synthetic data.
 """

@@ -7,6 +7,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import mu_from_epsilon_delta
+from skdp.decomposition import DPPCA
 from skdp.density import PrivateGaussianDensity
 from skdp.linear_model import (
     AdaSSPRegressor,
@@ -16,6 +17,7 @@ from skdp.linear_model import (
     DPSGDRegressor,
 )
 from skdp.moments import StreamingMomentEstimator
+from skdp.preprocessing import DPStandardScaler
 
 
 def _test_instances():
@@ -41,6 +43,9 @@ def _test_instances():
         # The private bound (a quantile of the row norms) on sklearn's small
         # tables needs a large budget.
         PrivateGaussianDensity(epsilon=1e4, max_weight=10.0, random_state=0),
+        DPStandardScaler(bounds=(-10.0, 10.0), max_weight=10.0, random_state=0),
+        DPStandardScaler(epsilon=1e6, max_weight=10.0, random_state=0),
+        DPPCA(norm_bound=10.0, max_weight=10.0, random_state=0),
     ]
 
 
@@ -55,7 +60,9 @@ PER_ROW_HAS_NO_WEIGHTS = {
                  "check_sample_weights_list", "check_sample_weights_shape",
                  "check_sample_weights_not_overwritten", "check_all_zero_sample_weights_error")}
 EXPECTED_FAILED = {"StreamingMomentEstimator": WEIGHTS_ARE_NOT_REPEATS,
-                   "PrivateGaussianDensity": WEIGHTS_ARE_NOT_REPEATS}
+                   "PrivateGaussianDensity": WEIGHTS_ARE_NOT_REPEATS,
+                   "DPStandardScaler": WEIGHTS_ARE_NOT_REPEATS,
+                   "DPPCA": WEIGHTS_ARE_NOT_REPEATS}
 
 
 def _expected_failed_checks(estimator):

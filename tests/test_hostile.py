@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from skdp.decomposition import DPPCA
 from skdp.density import PrivateGaussianDensity
 from skdp.linear_model import (
     AdaSSPRegressor,
@@ -29,6 +30,7 @@ from skdp.linear_model import (
     DPSGDRegressor,
 )
 from skdp.moments import StreamingMomentEstimator
+from skdp.preprocessing import DPStandardScaler
 from skdp.utils._validation import MAX_ABS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "hostile_input.rst"
@@ -44,13 +46,16 @@ ESTIMATORS = {
     "StreamingMomentEstimator": (lambda: StreamingMomentEstimator(norm_bound=1.0,
                                                                   random_state=0), 40),
     "PrivateGaussianDensity": (lambda: PrivateGaussianDensity(norm_bound=1.0, random_state=0), 40),
+    "DPStandardScaler": (lambda: DPStandardScaler(bounds=(-3.0, 3.0), random_state=0), 40),
+    "DPPCA": (lambda: DPPCA(norm_bound=1.0, random_state=0), 40),
 }
 SUPERVISED = {"DPLinearRegressionGD", "DPAMBSSGDRegressor", "AdaSSPRegressor", "DPSGDRegressor",
               "DPSGDClassifier"}
 NEEDS_TWO_ROWS = {"DPLinearRegressionGD", "DPAMBSSGDRegressor", "AdaSSPRegressor"}
 STREAMING = {"DPAMBSSGDRegressor", "DPSGDRegressor", "DPSGDClassifier",
-             "StreamingMomentEstimator", "PrivateGaussianDensity"}
-RELEASES = ("coef_", "intercept_", "first_moment_", "second_moment_", "location_",
+             "StreamingMomentEstimator", "PrivateGaussianDensity", "DPStandardScaler"}
+RELEASES = ("coef_", "intercept_", "first_moment_", "second_moment_", "location_", "mean_",
+            "scale_", "components_",
             "covariance_", "clip_norms_", "conf_int_")
 # A value that appears in no message by chance: if it shows up, data leaked.
 MARKER = 987.654321

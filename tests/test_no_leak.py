@@ -37,7 +37,15 @@ def test_defaults_and_calibration_do_not_depend_on_the_data(name):
         y2 = y2 * -5.0
     a = _public_attributes(_fit(name, X1, y1))
     b = _public_attributes(_fit(name, X2, y2))
-    assert a and a == b
+    assert a and a.keys() == b.keys()
+    for key in a:  # tuples may hold arrays (a scaler's declared bounds_)
+        assert _same(a[key], b[key]), key
+
+
+def _same(u, v):
+    if isinstance(u, tuple):
+        return isinstance(v, tuple) and len(u) == len(v) and all(map(_same, u, v))
+    return np.array_equal(np.asarray(u, dtype=object), np.asarray(v, dtype=object))
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))

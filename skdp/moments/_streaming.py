@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -389,7 +389,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         first = first + std1 * rng.standard_normal(d)
         second = second + symmetric_noise(std2, d, rng, diagonal_only=self.diagonal_only)
         if gamma:  # the total weight, with noise std1 / gamma (same mechanism)
-            norm1 = max(float(total) + std1 / gamma * rng.standard_normal(), 1e-12 * W)
+            norm1 = _noisy_total(float(total) + std1 / gamma * rng.standard_normal(),
+                                 std1 / gamma, n * W)
             first = first / norm1
             if kind2 == kind1:
                 norm2 = norm1
@@ -627,6 +628,23 @@ def _row_weights(kind: str, n: int, beta, window) -> tuple[np.ndarray, float]:
         return beta ** np.arange(n - 1, -1, -1, dtype=float), 1.0
     k = min(int(window), n)
     return (np.arange(n) >= n - k).astype(float), float(k)
+
+
+def _noisy_total(total: float, noise_std: float, largest: float) -> float:
+    """A released total weight, made safe to divide by (post-processing with public constants).
+
+    Clipped to ``[3 noise_std, largest]`` (``largest = n * max_weight``), so
+    that a total near zero cannot blow a mean up; below ten noise stds the
+    means built on it are unreliable and a warning says so (the test reads
+    the release only).
+    """
+    if total < 10.0 * noise_std:
+        warnings.warn(
+            "The released total weight is within ten of its noise standard deviations "
+            f"({noise_std:.3g}) of zero: too few rows (or too little weight) for this budget, and "
+            "the means divided by it are unreliable. Use more rows, a larger epsilon or a "
+            "declared bound.", UserWarning, stacklevel=4)
+    return float(np.clip(total, 3.0 * noise_std, max(largest, 3.0 * noise_std)))
 
 
 def _sensitivity_weights(row1: np.ndarray, row2: np.ndarray):

@@ -1,0 +1,5 @@
+"""Private matrix decompositions."""
+
+from skdp.decomposition._pca import DPPCA
+
+__all__ = ["DPPCA"]

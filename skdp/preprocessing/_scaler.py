@@ -1,0 +1,389 @@
+"""DPStandardScaler: private means and standard deviations from declared or private bounds."""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
+from skdp.clipping import (
+    effective_quantile,
+    geometric_grid,
+    private_quantiles,
+    quantile_statistics,
+    search_noise_std,
+)
+from skdp.mechanisms import make_rng
+from skdp.moments import c_d, r_d
+from skdp.moments._streaming import _noisy_total
+from skdp.utils._rows import sum_rows
+from skdp.utils._sklearn import Interval, _fit_context
+from skdp.utils._validation import check_sample_weight, validate_private
+
+__all__ = ["DPStandardScaler", "check_bounds"]
+
+_LAM = 1.0 / c_d(1)  # the largest second-moment weight that is free on an interval: r_1 = 4
+
+
+def check_bounds(bounds, n_features: int, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+    """Validate declared per-feature ``(lower, upper)`` bounds; scalars broadcast.
+
+    Parameters
+    ----------
+    bounds : tuple of (float or array-like, float or array-like)
+    n_features : int
+    name : str, default="bounds"
+        The parameter's name, for the error message.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+
+    Raises
+    ------
+    ValueError
+        When the bounds are not a pair, not finite, of the wrong length, or
+        ``lower >= upper`` for some feature (before anything is charged).
+    """
+    try:
+        lower, upper = bounds
+        lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,)).copy()
+        upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper) of numbers or of arrays with one "
+                         f"value per feature ({n_features}).") from None
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError(f"{name} must be finite.")
+    if np.any(lower >= upper):
+        bad = np.flatnonzero(lower >= upper).tolist()
+        raise ValueError(f"{name}: lower must be below upper for every feature; it is not for "
+                         f"feature(s) {bad}.")
+    if np.any(upper - lower > 1e100):
+        raise ValueError(f"{name}: ranges above 1e100 are not supported.")
+    return lower, upper
+
+
+def _scaled_sums(X, w, center, half):
+    """Sums of ``u = clip((x - center) / half, -1, 1)``, of ``u**2`` and of the weights."""
+    U = np.clip((X - center) / half, -1.0, 1.0)
+    w = np.ones(U.shape[0]) if w is None else w
+    return w @ U, w @ (U * U), np.asarray(w.sum())
+
+
+def _both_tails(X, w, grid, q):
+    d = X.shape[1]
+    return quantile_statistics(np.hstack([X, X]), grid, np.r_[np.full(d, 1 - q), np.full(d, q)], w)
+
+
+_DOC = """Standardize features by removing a private mean and scaling to a private unit variance.
+
+The private counterpart of :class:`sklearn.preprocessing.StandardScaler`: the
+means and variances of the features are released with one Gaussian
+mechanism from values clipped to per-feature bounds, which you declare
+(``bounds=(lower, upper)``, from the data's documentation) or which are
+found privately (a lower and an upper quantile of every feature, bought
+with ``bound_share`` of the budget).
+
+Parameters
+----------
+%(epsilon)s
+%(delta)s
+bounds : tuple (lower, upper) or None, default=None
+    Per-feature bounds (scalars apply to every feature, or one value per
+    feature, as in diffprivlib). Values outside are clipped before the
+    release. None finds them privately: the ``1 - bound_quantile`` and
+    ``bound_quantile`` quantiles of every feature, by noisy binary search on
+    a signed geometric grid (:func:`~skdp.clipping.private_quantiles`).
+bound_quantile : float, default=0.995
+    Upper quantile of the private bounds (the lower one is ``1 - bound_quantile``),
+    in (0.5, 1). Clipping a Gaussian feature there biases its standard
+    deviation by about 1%%. On small tables the quantiles move inwards to
+    keep three noise standard deviations of rows outside them.
+bound_share : float, default=0.1
+    Share of the budget's ``mu**2`` spent on the private bounds when
+    ``bounds`` is None.
+with_mean : bool, default=True
+    Center the data in ``transform``.
+with_std : bool, default=True
+    Scale the data to unit variance in ``transform``. Without it the
+    variances are not released and their budget goes to the means.
+%(max_weight)s
+%(accountant)s
+%(random_state)s
+
+Attributes
+----------
+mean_ : ndarray of shape (n_features,)
+    Private mean of every feature (of the clipped values).
+var_ : ndarray of shape (n_features,) or None
+    Private variance of every feature (None when ``with_std=False``).
+scale_ : ndarray of shape (n_features,) or None
+    ``sqrt(var_)``, with 1 for a (privately) zero variance, as in
+    scikit-learn.
+bounds_ : tuple of ndarray
+    The (lower, upper) bounds used, declared or private.
+n_samples_seen_ : int
+noise_stds_ : tuple of float
+    Std of the noise on the sums of the scaled values ``u`` in [-1, 1], of
+    their squares, and of the total weight.
+privacy_spent_ : PrivacySpent
+n_features_in_ : int
+feature_names_in_ : ndarray of shape (n_features,)
+
+See Also
+--------
+skdp.moments.StreamingMomentEstimator : Means and second moments under an L2 row bound.
+
+Notes
+-----
+**Guarantee.** One row replaced by another (n public). Every feature is
+mapped to ``u = clip((x - c) / h, -1, 1)`` with c and h the centre and half
+width of its bounds, and the release is one Gaussian mechanism on
+``(sum_i w_i u_i, sqrt(lam) sum_i w_i u_i**2, sum_i w_i)``. On the interval
+[-1, 1] a value's pair ``(u, u**2)`` moves by at most
+``(u - v)**2 + lam (u**2 - v**2)**2 <= r_1(lam) = 4`` for
+``lam <= (11 + 5 sqrt 5) / 8`` (the d = 1 case of Kalinin et al. 2025,
+Lemma 3.5), so with that lam the squares come **free**: the squared
+sensitivity is ``max_weight**2 (4 d + 1)``, the 1 for the total weight. With
+private bounds, the quantile search (``bound_share`` of ``mu**2``) and the
+release compose exactly. ``partial_fit`` releases the sums of each call's
+rows with the same budget and adds them up: private by parallel
+composition only if every row arrives once.
+
+**When it fails.** Values beyond the bounds are clipped, which biases both
+the mean and the variance; bounds far wider than the data inflate the
+noise (the noise on a mean is about ``2 h sqrt(4 d + 1) / (n mu)``). With
+few rows the private bounds are coarse. The fitted means and variances are
+those of the clipped data.
+
+References
+----------
+Kalinin, Upadhyay & Lampert (2025). Continual Release Moment Estimation with
+Differential Privacy (the joint sensitivity of first and second moments).
+
+Examples
+--------
+>>> import numpy as np
+>>> from skdp.preprocessing import DPStandardScaler
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(loc=[50.0, -3.0], scale=[10.0, 0.5], size=(100_000, 2))
+>>> scaler = DPStandardScaler(epsilon=0.5, bounds=([0.0, -6.0], [100.0, 0.0]),
+...                           random_state=0).fit(X)
+>>> np.round(scaler.mean_, 2), np.round(scaler.scale_, 2)  # noise sd 0.012 and 0.0003 on the means
+(array([50.02, -3.  ]), array([10.03,  0.5 ]))
+>>> scaler.transform(X[:2]).shape
+(2, 2)
+"""
+
+
+class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    __doc__ = _DOC % PRIVACY_PARAMS_DOC
+
+    _parameter_constraints: dict = {
+        **DPEstimatorMixin._parameter_constraints,
+        "bounds": ["array-like", tuple, None],
+        "bound_quantile": [Interval(Real, 0.5, 1, closed="neither")],
+        "bound_share": [Interval(Real, 0, 1, closed="neither")],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        "max_weight": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, epsilon=1.0, delta=1e-6, bounds=None, bound_quantile=0.995,
+                 bound_share=0.1, with_mean=True, with_std=True, max_weight=1.0,
+                 accountant=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.bound_quantile = bound_quantile
+        self.bound_share = bound_share
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.max_weight = max_weight
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _private_bounds(self, X, w, mu: float, rng) -> tuple[np.ndarray, np.ndarray]:
+        d = X.shape[1]
+        grid = geometric_grid(signed=True)
+        std = search_noise_std(grid.shape[0], 2 * d, mu, self.max_weight)
+        q = effective_quantile(self.bound_quantile, X.shape[0], std)
+        stats = sum_rows(lambda Xb, wb: _both_tails(Xb, wb, grid, q), X, w)
+        found = private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=self.max_weight)
+        lower, upper = found[:d], found[d:]
+        # A feature whose two quantiles meet (a near-constant feature) gets a
+        # range of one grid step around them.
+        upper = np.where(upper > lower, upper, lower + np.maximum(np.abs(lower), 1e-9) * 0.1)
+        return lower, upper
+
+    def _start(self, X, w) -> dict:
+        """Check, charge, find the bounds: the state of the first call."""
+        n, d = X.shape
+        mu = self._budget_mu()
+        declared = None if self.bounds is None else check_bounds(self.bounds, d)
+        mu_bound = mu * math.sqrt(self.bound_share) if declared is None else 0.0
+        if declared is None:
+            grid_size = geometric_grid(signed=True).shape[0]
+            effective_quantile(self.bound_quantile, n,
+                               search_noise_std(grid_size, 2 * d, mu_bound, self.max_weight))
+        spent = self._charge(mu)  # before any noise is drawn
+        rng = make_rng(self.random_state)
+        lower, upper = declared if declared is not None else self._private_bounds(X, w, mu_bound,
+                                                                                   rng)
+        mu_release = math.sqrt(mu * mu - mu_bound * mu_bound)
+        W = float(self.max_weight)
+        lam = _LAM if self.with_std else 0.0
+        # Squared sensitivity: every feature's (u, sqrt(lam) u^2) moves by at
+        # most r_1(lam) = 4 (squared), the total weight by 1, all times W^2.
+        sens = W * math.sqrt(d * r_d(max(lam, 1e-12), 1) + 1.0)
+        std1 = sens / mu_release
+        return dict(lower=lower, upper=upper, center=(lower + upper) / 2,
+                    half=(upper - lower) / 2, spent=spent, rng=rng,
+                    stds=(std1, std1 / math.sqrt(lam) if lam else None, std1),
+                    sums=(np.zeros(d), np.zeros(d), 0.0), n=0)
+
+    def _release(self, state: dict, X, w) -> None:
+        s1, s2, total = sum_rows(lambda Xb, wb: _scaled_sums(Xb, wb, state["center"],
+                                                             state["half"]), X, w)
+        rng, (std1, std2, std_w) = state["rng"], state["stds"]
+        d = X.shape[1]
+        s1 = s1 + std1 * rng.standard_normal(d)
+        s2 = s2 + std2 * rng.standard_normal(d) if std2 is not None else s2
+        total = float(total) + std_w * rng.standard_normal()
+        a, b, c = state["sums"]
+        state["sums"] = (a + s1, b + s2, c + total)
+        state["n"] += X.shape[0]
+        state["calls"] = state.get("calls", 0) + 1
+
+    def _publish(self, state: dict) -> None:
+        """Means and variances from the noisy sums (post-processing only)."""
+        s1, s2, total = state["sums"]
+        total = _noisy_total(total, state["stds"][2] * math.sqrt(state["calls"]),
+                             state["n"] * self.max_weight)
+        mean_u = np.clip(s1 / total, -1.0, 1.0)
+        half, center = state["half"], state["center"]
+        self.mean_ = center + half * mean_u
+        if self.with_std:
+            std1 = state["stds"][0] * math.sqrt(state["calls"])
+            # E[mean_u^2] = mean^2 + Var(noise of mean_u): add it back (debias),
+            # then keep the variance feasible on [-1, 1]: 0 <= var <= 1 - mean^2.
+            var_u = s2 / total - mean_u**2 + (std1 / total) ** 2
+            var_u = np.clip(var_u, 0.0, 1.0 - mean_u**2)
+            self.var_ = half**2 * var_u
+            scale = np.sqrt(self.var_)
+            self.scale_ = np.where(scale < 10 * np.finfo(float).eps * np.maximum(half, 1.0),
+                                   1.0, scale)
+        else:
+            self.var_ = self.scale_ = None
+        self.bounds_ = (state["lower"].copy(), state["upper"].copy())
+        self.n_samples_seen_ = state["n"]
+        self.noise_stds_ = state["stds"]
+        self.privacy_spent_ = state["spent"]
+
+    def __getstate__(self):
+        # The generator of a scaler that can still be updated is secret.
+        state = super().__getstate__()
+        if state.get("_state") is not None:
+            state = {**state, "_state": None}
+        return state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Release the private means and variances of X (charges the budget).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights in [0, max_weight].
+
+        Returns
+        -------
+        self : DPStandardScaler
+        """
+        X = validate_private(self, X, dtype=np.float64)
+        w = check_sample_weight(sample_weight, X.shape[0], self.max_weight)
+        self.__dict__.pop("_state", None)
+        state = self._start(X, w)
+        self._release(state, X, w)
+        self._publish(state)
+        self._state = state
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Add new rows: release their sums and update the means and variances.
+
+        The first call charges the budget and fixes the bounds; later calls
+        release the sums of their own rows with the same noise and charge
+        nothing more, which is private only if every row arrives once
+        (parallel composition).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        self : DPStandardScaler
+        """
+        state = getattr(self, "_state", False)
+        if state is None:
+            raise RuntimeError("This scaler was pickled or copied: its noise generator is not "
+                               "kept, so it cannot be updated. Call fit to start again.")
+        first = state is False
+        X = validate_private(self, X, reset=first, dtype=np.float64)
+        w = check_sample_weight(sample_weight, X.shape[0], self.max_weight)
+        if first:
+            state = self._start(X, w)
+        self._release(state, X, w)
+        self._publish(state)
+        self._state = state
+        return self
+
+    def transform(self, X):
+        """Center and scale with the private statistics (post-processing: no budget).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, copy=True)
+        if self.with_mean:
+            X -= self.mean_
+        if self.with_std:
+            X /= self.scale_
+        return X
+
+    def inverse_transform(self, X):
+        """Undo :meth:`transform`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = np.array(X, dtype=np.float64, copy=True)
+        if self.with_std:
+            X *= self.scale_
+        if self.with_mean:
+            X += self.mean_
+        return X

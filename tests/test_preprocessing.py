@@ -1,0 +1,137 @@
+"""DPStandardScaler and DPPCA: accuracy at the issue's settings, calibration, API."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.linalg import subspace_angles
+from sklearn.decomposition import PCA
+from sklearn.pipeline import make_pipeline
+
+from skdp.accounting import BudgetAccountant, mu_from_epsilon_delta
+from skdp.decomposition import DPPCA
+from skdp.preprocessing import DPStandardScaler
+
+LOC, SCALE = np.array([50.0, -3.0, 0.0, 1e4]), np.array([10.0, 0.5, 1.0, 2e3])
+
+
+def _table(n, seed=0):
+    return np.random.default_rng(seed).normal(LOC, SCALE, size=(n, 4))
+
+
+@pytest.mark.parametrize("bounds", [(LOC - 4 * SCALE, LOC + 4 * SCALE), None])
+def test_scaler_error_is_a_few_percent_of_a_std_at_epsilon_half(bounds):
+    # n = 1e5, epsilon = 0.5 (mu = 0.124), d = 4. Declared bounds at +-4 sd:
+    # the noise sd of a mean is h sqrt(4 d + 1) / (n mu) = 4 sd * 4.1 / 12,400
+    # = 0.0013 sd, of a variance about twice that; the sampling sd of a mean is
+    # 0.003 sd. Private bounds (0.5% / 99.5% quantiles) clip about 1% of each
+    # tail: the standard deviation comes out about 1% low. 3% is the target.
+    X = _table(100_000)
+    for seed in range(3):
+        scaler = DPStandardScaler(epsilon=0.5, bounds=bounds, random_state=seed).fit(X)
+        assert np.all(np.abs(scaler.mean_ - LOC) / SCALE < 0.03)
+        assert np.all(np.abs(scaler.scale_ / SCALE - 1) < 0.03)
+
+
+def test_scaler_noise_has_its_calibrated_scale():
+    # Every row at the centre of its bounds: u = 0, so mean_u is the noise on
+    # the sum over the noisy total. 400 fits: the sample sd of mean_ has
+    # relative sd 1 / sqrt(2 * 399) = 0.035; 4 sd is 0.14.
+    n, d = 2000, 3
+    X = np.zeros((n, d))
+    means = np.array([DPStandardScaler(bounds=(-2.0, 2.0), random_state=r).fit(X).mean_
+                      for r in range(400)])
+    mu = mu_from_epsilon_delta(1.0, 1e-6)
+    std1 = math.sqrt(4 * d + 1) / mu  # on the sum of u in [-1, 1]
+    expected = 2.0 * std1 / n  # half width 2
+    assert means.std(ddof=1) / expected == pytest.approx(1.0, abs=0.14)
+
+
+def test_scaler_api_pandas_roundtrip_and_pipeline():
+    X = pd.DataFrame(_table(5000), columns=["age", "ph", "z", "income"])
+    scaler = DPStandardScaler(bounds=(LOC - 5 * SCALE, LOC + 5 * SCALE), random_state=0)
+    scaler.set_output(transform="pandas")
+    Z = scaler.fit_transform(X)
+    assert isinstance(Z, pd.DataFrame) and list(Z.columns) == list(X.columns)
+    np.testing.assert_allclose(scaler.inverse_transform(Z.to_numpy()), X.to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(Z.to_numpy(), (X.to_numpy() - scaler.mean_) / scaler.scale_)
+    assert list(scaler.get_feature_names_out()) == list(X.columns)
+    pipe = make_pipeline(DPStandardScaler(bounds=(LOC - 5 * SCALE, LOC + 5 * SCALE),
+                                          random_state=0), DPPCA(n_components=2, random_state=0))
+    assert pipe.fit_transform(X).shape == (5000, 2)
+    no_std = DPStandardScaler(bounds=(-1e5, 1e5), with_std=False, random_state=0).fit(X)
+    assert no_std.scale_ is None and no_std.var_ is None
+
+
+def test_scaler_partial_fit_charges_once_and_matches_a_fit():
+    X = _table(40_000)
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
+    bounds = (LOC - 4 * SCALE, LOC + 4 * SCALE)
+    parts = DPStandardScaler(bounds=bounds, accountant=acc, random_state=0)
+    for block in np.array_split(X, 4):
+        parts.partial_fit(block)
+    assert len(acc.ledger) == 1 and parts.n_samples_seen_ == 40_000
+    whole = DPStandardScaler(bounds=bounds, random_state=1).fit(X)
+    # Four releases add four noises: sd of the mean 2 * 0.0027 sd at most; 0.02 sd apart.
+    assert np.all(np.abs(parts.mean_ - whole.mean_) / SCALE < 0.02)
+
+
+def test_scaler_weights_and_bad_input_before_any_charge():
+    X = _table(3000)
+    bounds = (LOC - 4 * SCALE, LOC + 4 * SCALE)
+    a = DPStandardScaler(bounds=bounds, random_state=0).fit(X)
+    b = DPStandardScaler(bounds=bounds, random_state=0).fit(X, sample_weight=np.ones(3000))
+    np.testing.assert_array_equal(a.mean_, b.mean_)
+    np.testing.assert_array_equal(a.scale_, b.scale_)
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
+    for kw, fit_kw, match in [
+        ({"bounds": (1.0, 1.0)}, {}, "lower must be below upper"),
+        ({"bounds": ([0.0, 0.0, 0.0, 0.0], [1.0, -1.0, 1.0, 1.0])}, {}, r"feature\(s\) \[1\]"),
+        ({"bounds": (0.0, np.inf)}, {}, "finite"),
+        ({"bounds": (0.0, [1.0, 2.0])}, {}, "pair"),
+        ({"bounds": bounds}, {"sample_weight": -np.ones(3000)}, "non-negative"),
+        ({}, {"sample_weight": None}, None),
+    ]:
+        if match is None:
+            continue
+        with pytest.raises(ValueError, match=match):
+            DPStandardScaler(accountant=acc, **kw).fit(X, **fit_kw)
+    with pytest.raises(ValueError, match="Too few rows"):
+        DPStandardScaler(accountant=acc).fit(X[:50])
+    assert acc.ledger == []
+
+
+# -- DPPCA -----------------------------------------------------------------------------
+
+def test_pca_top_subspace_matches_non_private_pca():
+    # n = 1e5, d = 10, a well-separated spectrum; default private bound,
+    # epsilon = 1. The covariance noise has entries of order
+    # zeta^2 / (n mu) ~ 1e-3 against eigenvalue gaps >= 0.5: the top-3
+    # subspace must match non-private PCA to a smallest principal cosine
+    # above 0.99 (measured 0.9999+).
+    rng = np.random.default_rng(0)
+    Q = np.linalg.qr(rng.normal(size=(10, 10)))[0]
+    eig = np.array([6.0, 4.0, 2.5, 1.0, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05])
+    X = rng.normal(size=(100_000, 10)) * np.sqrt(eig) @ Q.T + 1.0
+    ref = PCA(n_components=3).fit(X)
+    for seed in range(3):
+        pca = DPPCA(n_components=3, epsilon=1.0, random_state=seed).fit(X)
+        cosines = np.cos(subspace_angles(pca.components_.T, ref.components_.T))
+        assert cosines.min() > 0.99
+        np.testing.assert_allclose(pca.components_ @ pca.components_.T, np.eye(3), atol=1e-10)
+        assert np.all(np.diff(pca.explained_variance_) <= 0)
+
+
+def test_pca_api():
+    X = pd.DataFrame(np.random.default_rng(1).normal(size=(2000, 4)), columns=list("abcd"))
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    pca = DPPCA(n_components=2, norm_bound=4.0, accountant=acc, random_state=0).fit(X)
+    Z = pca.transform(X)
+    np.testing.assert_allclose(Z, (X.to_numpy() - pca.mean_) @ pca.components_.T)
+    assert pca.inverse_transform(Z).shape == (2000, 4)
+    assert list(pca.get_feature_names_out()) == ["dppca0", "dppca1"]
+    assert [c.label for c in acc.ledger] == ["DPPCA"]
+    assert pca.explained_variance_ratio_.sum() <= 1.0 + 1e-12
+    with pytest.raises(ValueError, match="n_components"):
+        DPPCA(n_components=5, norm_bound=4.0).fit(X)
