@@ -97,6 +97,7 @@ array([8.9, 4. ])
 
 class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     __doc__ = _DOC % {**PRIVACY_PARAMS_DOC, "bound": BOUND_DOC}
+    _accepts_dask = True  # fit reads Dask collections partition by partition
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,

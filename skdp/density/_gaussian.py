@@ -12,6 +12,7 @@ from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
 from skdp.mechanisms import make_rng
 from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
+from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
 
@@ -270,6 +271,7 @@ Examples
 
 class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
     __doc__ = _DOC % {**PRIVACY_PARAMS_DOC, "bound": BOUND_DOC}
+    _accepts_dask = True  # fit reads Dask collections partition by partition
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
@@ -428,6 +430,8 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         -------
         self : PrivateGaussianDensity
         """
+        if is_dask(X):  # one step per partition, one partition in memory at a time
+            return partial_fit_over_partitions(self.partial_fit, X)
         moments = getattr(self, "_moments", False)
         if moments is None:
             raise RuntimeError("This estimator was pickled or copied: its secret noise state is "

@@ -13,6 +13,7 @@ from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, 
 from skdp.clipping import clipped_gradient_sum, dp_stat, dp_stat_n_levels
 from skdp.linear_model._dp_ssgd import dp_ssgd
 from skdp.mechanisms import gaussian_noise, make_rng
+from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
 
@@ -464,6 +465,8 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         -------
         self : DPAMBSSGDRegressor
         """
+        if is_dask(X):  # the pass continues over the partitions, one in memory at a time
+            return partial_fit_over_partitions(self.partial_fit, X, y)
         first = not self._stream_started()
         X, y = validate_private(self, X, y, y_numeric=True, reset=first, ensure_min_samples=2 if first
                              else 1, dtype=np.float64)

@@ -26,6 +26,7 @@ from skdp.moments._ime import ime_noise_stds
 from skdp.moments._jme import density_lambda, jme_noise_stds
 from skdp.moments._pp import pp_second_moment_inputs
 from skdp.moments._sums import moment_sums, symmetric_noise
+from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import check_sample_weight, validate_private
@@ -245,6 +246,7 @@ True
 
 class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
     __doc__ = _DOC % {**PRIVACY_PARAMS_DOC, "bound": BOUND_DOC}
+    _accepts_dask = True  # fit reads Dask collections partition by partition
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
@@ -610,6 +612,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         -------
         self : StreamingMomentEstimator
         """
+        if is_dask(X):  # one step per partition, one partition in memory at a time
+            return partial_fit_over_partitions(self.partial_fit, X)
         first = not self._stream_started()
         X = validate_private(self, X, reset=first, dtype=np.float64)
         state = self._start_stream(X, None, per_row=False) if first else self._state

@@ -20,6 +20,7 @@ from skdp.clipping import (
 from skdp.mechanisms import make_rng
 from skdp.moments import c_d, r_d
 from skdp.moments._streaming import _noisy_total
+from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
 from skdp.utils._validation import check_sample_weight, validate_private
@@ -182,6 +183,7 @@ Examples
 
 class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
+    _accepts_dask = True  # fit reads Dask collections partition by partition
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
@@ -336,6 +338,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         -------
         self : DPStandardScaler
         """
+        if is_dask(X):  # one release per partition, one partition in memory at a time
+            return partial_fit_over_partitions(self.partial_fit, X, sample_weight)
         state = getattr(self, "_state", False)
         if state is None:
             raise RuntimeError("This scaler was pickled or copied: its noise generator is not "

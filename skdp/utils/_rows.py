@@ -4,13 +4,15 @@ Every data-dependent quantity skdp releases is a sum over rows (clipped
 gradient sums, clipped Gram and moment sums, the signed counts behind private
 quantiles) to which Gaussian noise is added once. :func:`sum_rows` computes
 such a sum block by block, so that extra memory stays O(block) and the same
-code serves tables held in memory and, through the Dask engine, tables
-split over partitions.
+code serves tables held in memory and, through the Dask engine
+(:mod:`skdp.utils._dask`), tables split over partitions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from skdp.utils._dask import dask_sum, is_dask
 
 __all__ = ["sum_rows"]
 
@@ -52,6 +54,8 @@ def sum_rows(stat: Callable, *arrays, block_rows: int = BLOCK_ROWS):
     array([[120., 140.],
            [140., 165.]])
     """
+    if any(a is not None and is_dask(a) for a in arrays):
+        return dask_sum(stat, arrays)  # one task per partition, added up where the data are
     first = next(a for a in arrays if a is not None)
     n = first.shape[0]
     if n <= block_rows:

@@ -23,6 +23,8 @@ import numpy as np
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from sklearn.utils.validation import validate_data
 
+from skdp.utils._dask import is_dask, validate_dask
+
 __all__ = ["MAX_ABS", "check_sample_weight", "validate_private"]
 
 #: Largest magnitude skdp computes with; larger finite inputs are capped to it.
@@ -57,6 +59,15 @@ def validate_private(estimator, X, y="no_validation", *, labels: bool = False, *
         For data that violate the schema. Messages about non-numeric data
         name the columns (the schema is public), never a value.
     """
+    if is_dask(X) or is_dask(y):
+        if not is_dask(X):
+            raise ValueError("With a Dask y, X must be a Dask collection too.")
+        if not getattr(estimator, "_accepts_dask", False):
+            streaming = " (its partial_fit takes one partition at a time)" \
+                if hasattr(estimator, "partial_fit") else ""
+            raise TypeError(f"{type(estimator).__name__}.fit does not read Dask collections"
+                            f"{streaming}; compute the data into memory first.")
+        return validate_dask(estimator, X, y, labels=labels, **kwargs)
     kwargs.setdefault("dtype", np.float64)
     try:
         out = validate_data(estimator, X, y, **kwargs)
@@ -118,6 +129,8 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
         raise ValueError(f"max_weight must be positive and finite, got {max_weight}.")
     if sample_weight is None:
         return None
+    if is_dask(sample_weight):
+        return _check_dask_weights(sample_weight, n_samples, max_weight)
     try:
         w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError):
@@ -136,3 +149,31 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
         raise ValueError(f"sample_weight exceeds max_weight={max_weight:g}; declare a larger "
                          "max_weight (it scales the noise) or cap the weights.")
     return w
+
+
+def _weight_block(w, max_weight, index):
+    w = np.asarray(w, dtype=np.float64)
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"sample_weight: partition {index} contains NaN or infinite values.")
+    if np.any(w < 0):
+        raise ValueError(f"sample_weight must be non-negative (partition {index}).")
+    if np.any(w > max_weight):
+        raise ValueError(f"sample_weight exceeds max_weight={max_weight:g} in partition {index}; "
+                         "declare a larger max_weight (it scales the noise) or cap the weights.")
+    return w.sum()
+
+
+def _check_dask_weights(sample_weight, n_samples: int, max_weight: float):
+    """Dask weights, checked partition by partition in one pass (before any charge)."""
+    import dask
+    import dask.array as da
+
+    w = sample_weight if isinstance(sample_weight, da.Array) else \
+        sample_weight.to_dask_array(lengths=True)
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
+    totals = dask.compute(*[dask.delayed(_weight_block)(b, max_weight, i)
+                            for i, b in enumerate(w.to_delayed().ravel())])
+    if not sum(totals) > 0:
+        raise ValueError("sample_weight: all weights are zero; there is nothing to fit.")
+    return w.astype(np.float64)

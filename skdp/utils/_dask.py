@@ -1,0 +1,283 @@
+"""The Dask engine: sums over partitions, computed where the data live; noise in the driver.
+
+Every release of skdp reads the private data through
+:func:`skdp.utils._rows.sum_rows`. For a ``dask.array.Array`` or a
+``dask.dataframe.DataFrame``/``Series`` this module turns the sum into one
+task per partition (the statistic of that partition's rows: a clipped
+gradient sum, a Gram or moment sum, the counts of a private quantile) and a
+tree of additions, and computes it with whatever scheduler is active (the
+default threads, or a ``distributed.Client``). Only the O(d**2) result comes
+back to the driver, which adds the noise once. Nothing assumes a shared
+filesystem or shared memory: tasks carry their functions (cloudpickled) and
+read their partitions where they are.
+
+Privacy of distributed execution: each row is in exactly one partition, so
+it enters each sum once; no noise is added per partition; the noise is
+drawn in the driver after the sum is computed, so a retried task cannot
+redraw it.
+
+Dask is optional (``pip install "skdp[dask]"``); this module imports it only
+when it is handed a Dask collection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+__all__ = ["dask_sum", "is_dask", "iter_blocks", "validate_dask"]
+
+
+def is_dask(obj) -> bool:
+    """Whether obj is a Dask collection (without importing Dask)."""
+    return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
+
+
+def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50):
+    """One partition as float64 (or labels), finite, capped: schema errors name the partition."""
+    block = np.asarray(block)
+    if labels:
+        return block
+    try:
+        block = block.astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        raise ValueError(f"Partition {index} holds values that are not numbers.") from None
+    if not np.all(np.isfinite(block)):
+        kind = "NaN" if np.any(np.isnan(block)) else "infinity"
+        raise ValueError(f"Partition {index} contains {kind}: the private data must be finite "
+                         "(drop or impute with rules that do not look at the data).")
+    if block.size and (block.max() > max_abs or block.min() < -max_abs):
+        block = np.clip(block, -max_abs, max_abs)
+    return block
+
+
+def _numeric_columns_message(estimator, frame) -> str | None:
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    bad = [str(c) for c, dt in frame.dtypes.items()
+           if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+    if bad:
+        return (f"{type(estimator).__name__} needs numeric data; non-numeric columns: {bad}. "
+                "Encode categories with a category list you know without looking at the data.")
+    return None
+
+
+def _as_array(obj, what: str):
+    """A Dask DataFrame/Series as a Dask array with known chunk sizes (one pass for the lengths)."""
+    import dask.array as da
+
+    if isinstance(obj, da.Array):
+        if any(np.isnan(c) for chunks in obj.chunks for c in chunks):
+            raise ValueError(f"{what} is a Dask array with unknown chunk sizes; call "
+                             f"{what}.compute_chunk_sizes() first (the number of rows is "
+                             "public and sets the noise).")
+        return obj
+    return obj.to_dask_array(lengths=True)
+
+
+def _align(y, X, what: str):
+    """y as a Dask array whose row chunks are X's; mismatched partitions raise."""
+    import dask.array as da
+
+    if y is None:
+        return None
+    if not is_dask(y):
+        y = np.asarray(y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but {what} has {y.shape[0]}.")
+        return da.from_array(y, chunks=(X.chunks[0],) + y.shape[1:])
+    y = _as_array(y, what)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but {what} has {y.shape[0]}.")
+    if y.chunks[0] != X.chunks[0]:
+        if len(y.chunks[0]) == len(X.chunks[0]):
+            bad = next(i for i, (a, b) in enumerate(zip(X.chunks[0], y.chunks[0])) if a != b)
+            raise ValueError(f"Partition {bad} of X has {X.chunks[0][bad]} rows but that of "
+                             f"{what} has {y.chunks[0][bad]}: X and {what} are not partitioned "
+                             "alike.")
+        y = y.rechunk((X.chunks[0],) + y.chunks[1:])
+    return y
+
+
+def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels: bool = False,
+                  ensure_min_samples: int = 1, **_):
+    """Schema checks of Dask input; sets ``n_features_in_`` and ``feature_names_in_``.
+
+    One pass over the partitions (before any budget is charged, as the
+    in-memory validation) checks that every value is a finite number and
+    that X and y are partitioned alike, counts the rows of a DataFrame's
+    partitions, and raises a ValueError naming the first bad partition.
+    Returns Dask arrays with known chunk sizes whose blocks are capped at
+    1e50 in magnitude (as in memory) when they are read.
+    """
+    import dask
+    import dask.array as da
+
+    names = None
+    if hasattr(X, "columns"):
+        message = _numeric_columns_message(estimator, X)
+        if message:
+            raise ValueError(message)
+        columns = list(X.columns)
+        if all(isinstance(c, str) for c in columns):
+            names = np.asarray(columns, dtype=object)
+    supervised = not (isinstance(y, str) and y == "no_validation")
+    if supervised and y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y "
+                         "is None.")
+    # One pass: every partition checked, the DataFrames' partitions counted.
+    x_parts = _partitions(X, "X")
+    y_parts = _partitions(y, "y") if supervised and is_dask(y) else None
+    if y_parts is not None and len(y_parts) != len(x_parts):
+        y_parts = None  # partitioned differently: aligned (rechunked) after the counts
+    scans = [dask.delayed(_scan)(xb, None if y_parts is None else y_parts[i], i, labels)
+             for i, xb in enumerate(x_parts)]
+    lengths = dask.compute(*scans)
+    X = _with_lengths(X, [a for a, _ in lengths])
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D Dask array, got {X.ndim} dimension(s); reshape it.")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    n, d = X.shape
+    if n < ensure_min_samples:
+        raise ValueError(f"Found array with {n} sample(s) while a minimum of "
+                         f"{ensure_min_samples} is required by {type(estimator).__name__}.")
+    if reset:
+        estimator.n_features_in_ = d
+        if names is not None:
+            estimator.feature_names_in_ = names
+        else:
+            estimator.__dict__.pop("feature_names_in_", None)
+    elif d != estimator.n_features_in_:
+        raise ValueError(f"X has {d} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input.")
+    X = da.map_blocks(_capped, X, dtype=np.float64)
+    if not supervised:
+        return X
+    if y_parts is not None:
+        y = _with_lengths(y, [b for _, b in lengths])
+    elif is_dask(y):
+        y = _with_lengths(y, None)
+        dask.compute(*[dask.delayed(_scan)(b, None, i, labels)[0]  # checked on its own chunks
+                       for i, b in enumerate(y.to_delayed().ravel())])
+    else:
+        _check_block(np.asarray(y), 0, labels=labels)
+    y = _align(y, X, "y")
+    if not labels:
+        y = da.map_blocks(_capped, y, dtype=np.float64)
+    return X, y
+
+
+def _partitions(obj, what: str) -> list:
+    """The partitions of a Dask collection as delayed objects (arrays: whole rows)."""
+    import dask.array as da
+
+    if isinstance(obj, da.Array):
+        obj = _as_array(obj, what)
+        if obj.ndim == 2 and obj.numblocks[1] != 1:
+            obj = obj.rechunk({1: -1})
+        return list(obj.to_delayed().ravel())
+    return list(obj.to_delayed())
+
+
+def _with_lengths(obj, lengths):
+    """A Dask array with known chunks: arrays as they are, DataFrames with the counted lengths."""
+    import dask.array as da
+
+    if isinstance(obj, da.Array):
+        return _as_array(obj, "X")
+    return obj.to_dask_array(lengths=lengths if lengths is not None else True)
+
+
+def _scan(xb, yb, index: int, labels: bool):
+    """Check one partition of X (and y): numbers, finite, as many rows. Returns the row counts."""
+    xb = _check_block(xb, index)
+    if yb is None:
+        return xb.shape[0], -1
+    yb = _check_block(yb, index, labels=labels)
+    if yb.shape[0] != xb.shape[0]:
+        raise ValueError(f"Partition {index} of X has {xb.shape[0]} rows but that of y has "
+                         f"{yb.shape[0]}: X and y are not partitioned alike.")
+    return xb.shape[0], yb.shape[0]
+
+
+def _capped(block):
+    block = np.asarray(block, dtype=np.float64)
+    if block.size and (block.max() > 1e50 or block.min() < -1e50):
+        block = np.clip(block, -1e50, 1e50)
+    return block
+
+
+def _call(stat: Callable, *blocks):
+    return stat(*blocks)
+
+
+def _add(a, b):
+    if isinstance(a, tuple):
+        return tuple(_add(u, v) for u, v in zip(a, b))
+    return a + b
+
+
+def dask_sum(stat: Callable, arrays):
+    """``sum over partitions p of stat(*[a[p] for a in arrays])``, computed by Dask.
+
+    Arrays that are not Dask collections (numpy per-row weights, say) are
+    chunked like the first Dask array; None stays None.
+    """
+    import dask
+    import dask.array as da
+
+    first = next(a for a in arrays if a is not None and is_dask(a))
+    first = _as_array(first, "X")
+    rows = first.chunks[0]
+    delayed = []
+    for a in arrays:
+        if a is None:
+            delayed.append(None)
+            continue
+        if not is_dask(a):
+            a = np.asarray(a)
+            a = da.from_array(a, chunks=(rows,) + a.shape[1:])
+        a = _align(a, first, "an array") if a is not first else a
+        if a.ndim == 2 and a.numblocks[1] != 1:
+            a = a.rechunk({1: -1})
+        delayed.append(a.to_delayed().ravel())
+    parts = [dask.delayed(_call)(stat, *[None if b is None else b[i] for b in delayed])
+             for i in range(len(rows))]
+    while len(parts) > 1:  # a tree of additions: depth log(partitions)
+        parts = [dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    (total,) = dask.compute(parts[0])
+    return total
+
+
+def iter_blocks(X, *others) -> Iterator[tuple]:
+    """The partitions of X (and of aligned arrays), computed one at a time, as numpy blocks.
+
+    For ``partial_fit`` over a table larger than memory: each partition is
+    one call (the driver holds one partition at a time).
+    """
+    import dask
+
+    X = _as_array(X, "X")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    aligned = [None if o is None else _align(o, X, "y") for o in others]
+    for i in range(X.numblocks[0]):
+        parts = [X.blocks[i]] + [None if o is None else o.blocks[i] for o in aligned]
+        yield dask.compute(*parts)
+
+
+def partial_fit_over_partitions(partial_fit: Callable, X, *others):
+    """Call ``partial_fit`` once per partition of a Dask X (with the aligned partitions of y).
+
+    The driver holds one partition at a time; each call is what the
+    estimator's ``partial_fit`` makes of a block of new rows (one step of a
+    moment stream, the next steps of a one-pass regressor). The first call
+    charges the budget; a row sits in one partition, so it is seen once.
+    """
+    estimator = getattr(partial_fit, "__self__", None)
+    for blocks in iter_blocks(X, *others):
+        partial_fit(*blocks)
+    return estimator
