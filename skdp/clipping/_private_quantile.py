@@ -23,6 +23,7 @@ or their total weight, never enters the comparison.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -284,5 +285,5 @@ def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Gener
     grid = geometric_grid() if grid is None else np.asarray(grid, dtype=float)
     std = search_noise_std(grid.shape[0], 1, mu, max_weight)
     quantile = effective_quantile(quantile, X.shape[0], std, margin)
-    stats = sum_rows(lambda Xb, wb: _norm_statistics(Xb, wb, grid, quantile), X, sample_weight)
+    stats = sum_rows(partial(_norm_statistics, grid=grid, quantile=quantile), X, sample_weight)
     return float(private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=max_weight)[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -355,8 +356,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
                              "or method='jme' for one release of the table.")
         n, d = X.shape
         kind1, kind2 = self._kinds()
-        row1, norm1 = _row_weights(kind1, n, self.beta, self.window)
-        row2, norm2 = _row_weights(kind2, n, self.beta, self.window)
+        row1, norm1 = _row_weights(kind1, n, self.beta, self.window, like=X)
+        row2, norm2 = _row_weights(kind2, n, self.beta, self.window, like=X)
         weighted = sample_weight is not None
         means1 = kind1 in ("average", "window")
         if weighted and kind2 in ("average", "window") and kind2 != kind1:
@@ -364,7 +365,11 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
                              "private total weight: use the same workload for both moments.")
         mu = self._budget_mu()
         self._check_bound_rows(n, mu)
-        norms1, norms2 = _sensitivity_weights(row1, row2)
+        if kind1 == kind2:  # every row's pair is (a_i, a_i), largest at a_i = 1
+            norms1 = norms2 = np.ones(1)
+        else:  # the joint sensitivity maximises over every row's pair
+            norms1 = _row_weights(kind1, n, self.beta, self.window, dense=True)[0]
+            norms2 = _row_weights(kind2, n, self.beta, self.window, dense=True)[0]
         # Calibrate on a placeholder bound first: an invalid configuration must
         # fail before anything is charged.
         self._noise_stds(mu, d, 1.0, norms1, norms2)
@@ -383,11 +388,9 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         gamma = 0.25 * zeta if means1 else 0.0
         zeta_cal, d_cal = math.hypot(zeta, gamma), d + int(gamma > 0)
         std1, std2, lam = self._noise_stds(mu_release, d_cal, zeta_cal, W * norms1, W * norms2)
-        w1 = row1 if sample_weight is None else row1 * sample_weight
-        w2 = row2 if sample_weight is None else row2 * sample_weight
+        w1, w2 = _times(row1, sample_weight), _times(row2, sample_weight)
         first, second, total = sum_rows(
-            lambda Xb, ab, bb: moment_sums(Xb, ab, bb, norm_bound=zeta,
-                                           diagonal_only=self.diagonal_only), X, w1, w2)
+            partial(moment_sums, norm_bound=zeta, diagonal_only=self.diagonal_only), X, w1, w2)
         first = first + std1 * rng.standard_normal(d)
         second = second + symmetric_noise(std2, d, rng, diagonal_only=self.diagonal_only)
         if gamma:  # the total weight, with noise std1 / gamma (same mechanism)
@@ -622,16 +625,32 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         return self
 
 
-def _row_weights(kind: str, n: int, beta, window) -> tuple[np.ndarray, float]:
-    """Per-row weights of a workload's last row over n rows, and the normaliser (public)."""
-    if kind == "prefix":
-        return np.ones(n), 1.0
-    if kind == "average":
-        return np.ones(n), float(n)
+def _row_weights(kind: str, n: int, beta, window, like=None, dense: bool = False):
+    """Per-row weights of a workload's last row over n rows (None: all ones), and its normaliser.
+
+    The weights are public constants; for a Dask table they are built lazily
+    with its partitions (no n-long array in the driver).
+    """
+    if kind in ("prefix", "average"):
+        weights = np.ones(n) if dense else None
+        return weights, (float(n) if kind == "average" else 1.0)
+    if like is not None and is_dask(like):
+        import dask.array as da
+
+        index = da.arange(n, chunks=like.chunks[0], dtype=float)
+    else:
+        index = np.arange(n, dtype=float)
     if kind == "exponential":
-        return beta ** np.arange(n - 1, -1, -1, dtype=float), 1.0
+        return beta ** (n - 1 - index), 1.0
     k = min(int(window), n)
-    return (np.arange(n) >= n - k).astype(float), float(k)
+    return (index >= n - k).astype(float), float(k)
+
+
+def _times(a, b):
+    """Product of optional per-row weights (None means ones)."""
+    if a is None:
+        return b
+    return a if b is None else a * b
 
 
 def _noisy_total(total: float, noise_std: float, largest: float) -> float:
@@ -649,18 +668,6 @@ def _noisy_total(total: float, noise_std: float, largest: float) -> float:
             "the means divided by it are unreliable. Use more rows, a larger epsilon or a "
             "declared bound.", UserWarning, stacklevel=4)
     return float(np.clip(total, 3.0 * noise_std, max(largest, 3.0 * noise_std)))
-
-
-def _sensitivity_weights(row1: np.ndarray, row2: np.ndarray):
-    """The per-row weights (a_i, b_i) the joint sensitivity maximises over.
-
-    With the same workload for both moments every pair is (w, w), and
-    ``w**2 r_d(lam zeta**2)`` is largest at the largest w: one pair decides.
-    """
-    if row1 is row2 or np.array_equal(row1, row2):
-        top = np.array([row1.max()])
-        return top, top
-    return row1, row2
 
 
 class _StepWorkload:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from numbers import Real
 
 import numpy as np
@@ -214,7 +215,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         grid = geometric_grid(signed=True)
         std = search_noise_std(grid.shape[0], 2 * d, mu, self.max_weight)
         q = effective_quantile(self.bound_quantile, X.shape[0], std)
-        stats = sum_rows(lambda Xb, wb: _both_tails(Xb, wb, grid, q), X, w)
+        stats = sum_rows(partial(_both_tails, grid=grid, q=q), X, w)
         found = private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=self.max_weight)
         lower, upper = found[:d], found[d:]
         # A feature whose two quantiles meet (a near-constant feature) gets a
@@ -249,8 +250,10 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                     sums=(np.zeros(d), np.zeros(d), 0.0), n=0)
 
     def _release(self, state: dict, X, w) -> None:
-        s1, s2, total = sum_rows(lambda Xb, wb: _scaled_sums(Xb, wb, state["center"],
-                                                             state["half"]), X, w)
+        # A partial of public constants: the tasks must not carry the state
+        # (its generator is secret).
+        s1, s2, total = sum_rows(partial(_scaled_sums, center=state["center"],
+                                         half=state["half"]), X, w)
         rng, (std1, std2, std_w) = state["rng"], state["stds"]
         d = X.shape[1]
         s1 = s1 + std1 * rng.standard_normal(d)
