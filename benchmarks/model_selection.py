@@ -51,7 +51,7 @@ from skdp.model_selection._scoring import noisy_mean_loss, row_losses
 EPS, DELTA, N, P = 2.0, 1e-6, 20_000, 10
 MU = mu_from_epsilon_delta(EPS, DELTA)
 LOSS_BOUND = 4.0
-SHARE = 0.25  # selection_share of the schemes that refit
+SHARE = 0.4  # selection_share of the schemes that refit (DPGridSearchCV's default)
 
 
 def grids():
@@ -172,31 +172,46 @@ def run_grid(name, cands, seeds, share=SHARE, cvs=None):
             risks[s].append(excess_risk(model, theta))
     best = int(np.argmin(full.mean(axis=0)))
     oracle = full[:, best].mean()
-    rows = [[s, float(np.mean(risks[s])), float(np.mean(risks[s]) / oracle),
+    def ratio(values):
+        r = np.asarray(values) / oracle
+        return f"{r.mean():.3g} +- {r.std(ddof=1) / np.sqrt(len(r)):.2g}"
+
+    rows = [[s, float(np.mean(risks[s])), ratio(risks[s]),
              f"{np.mean(np.array(chosen[s]) == best):.0%}"] for s in schemes]
-    rows.append(["best candidate at the whole budget (oracle)", float(oracle), 1.0, "-"])
-    rows.append(["worst candidate at the whole budget", float(full.mean(axis=0).max()),
-                 float(full.mean(axis=0).max() / oracle), "-"])
+    rows.append(["best candidate at the whole budget (oracle)", float(oracle), "1", "-"])
+    worst = int(np.argmax(full.mean(axis=0)))
+    rows.append(["worst candidate at the whole budget", float(full[:, worst].mean()),
+                 ratio(full[:, worst]), "-"])
     default = {"clip_norm": 5 * math.sqrt(P + 1)}
     if default in cands:
-        d = full[:, cands.index(default)].mean()
-        rows.append(["default clip at the whole budget (no search)", float(d), float(d / oracle),
+        d = full[:, cands.index(default)]
+        rows.append(["default clip at the whole budget (no search)", float(d.mean()), ratio(d),
                      "-"])
     runs = ", ".join(f"{v[1]:.3f}" for v in rs.values())
     print_table(f"{name}: m = {m}, best = {cands[best]}, {len(seeds)} seeds "
                 f"({time.perf_counter() - t0:.0f} s). Each candidate's mu: holdout "
                 f"{MU * math.sqrt(SHARE / m):.3f}, 3-fold {MU * math.sqrt(SHARE / (3 * m)):.3f}, "
                 f"disjoint {MU * math.sqrt(SHARE):.3f}; random-stopping runs {runs}",
-                ["scheme", "excess risk", "/ oracle", "picked best"], rows)
+                ["scheme", "excess risk", "/ oracle (mean +- s.e.)", "picked best"], rows)
     return full.mean(axis=0)[best]
 
 
-def sensitivity(cands, seeds, oracle):
+def oracle_risk(cands, seeds):
+    """Mean excess risk of the best candidate (by mean) fitted with the whole budget."""
+    full = np.zeros((len(seeds), len(cands)))
+    for i, seed in enumerate(seeds):
+        X, y, theta = linear_data(N, P, seed=seed)
+        rng = np.random.default_rng(1000 + seed)
+        full[i] = [excess_risk(dpgd(c, MU, X, y, rng), theta) for c in cands]
+    return full.mean(axis=0).min()
+
+
+def sensitivity(cands, seeds, oracle, cvs, shares):
     """The implemented scheme's two knobs: validation fraction and selection share."""
     rows = []
-    for cv in (0.1, 0.25, 0.5):
+    for cv in cvs:
         row = [cv]
-        for share in (0.1, 0.25, 0.5):
+        for share in shares:
             risk = []
             for seed in seeds:
                 X, y, theta = linear_data(N, P, seed=seed)
@@ -204,12 +219,33 @@ def sensitivity(cands, seeds, oracle):
                                    [{k: [v] for k, v in c.items()} for c in cands],
                                    epsilon=EPS, delta=DELTA, cv=cv, selection_share=share,
                                    random_state=2000 + seed).fit(X, y)
-                risk.append(excess_risk(s.best_estimator_, theta))
-            row.append(float(np.mean(risk) / oracle))
+                risk.append(excess_risk(s.best_estimator_, theta) / oracle)
+            row.append(f"{np.mean(risk):.2f} +- {np.std(risk, ddof=1) / np.sqrt(len(risk)):.2f}")
         rows.append(row)
-    print_table(f"holdout + refit, {len(cands)} candidates: excess risk / oracle by validation "
-                f"fraction (cv) and selection_share, {len(seeds)} seeds",
-                ["cv", "share 0.1", "share 0.25", "share 0.5"], rows)
+    print_table(f"holdout + refit, {len(cands)} candidates: excess risk / oracle (mean +- s.e.) "
+                f"by validation fraction (cv) and selection_share, {len(seeds)} seeds",
+                ["cv"] + [f"share {share}" for share in shares], rows)
+
+
+def acceptance(seeds):
+    """The acceptance test's setting (p = 5) on more seeds: how often is the sane clip picked?"""
+    p = 5
+    sane = 5 * math.sqrt(p + 1)
+    picked, gaps = 0, []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)  # the data of tests/test_model_selection.py::_linear
+        theta = rng.normal(size=p)
+        theta /= np.linalg.norm(theta)
+        X = rng.normal(size=(N, p))
+        y = X @ theta + rng.normal(size=N)
+        s = DPGridSearchCV(DPLinearRegressionGD(), {"clip_norm": [0.01, sane, 1e4]},
+                           epsilon=EPS, delta=DELTA, random_state=seed).fit(X, y)
+        picked += s.best_params_ == {"clip_norm": sane}
+        score = s.cv_results_["mean_test_score"]
+        gaps.append((score[1] - max(score[0], score[2])) / s.score_noise_std_[0])
+    print(f"acceptance grid (p = {p}), seeds {seeds[0]}-{seeds[-1]}: sane clip picked in "
+          f"{picked} of {len(seeds)}; smallest lead over the next score: {min(gaps):.0f} "
+          "score-noise standard deviations")
 
 
 def main():
@@ -218,16 +254,28 @@ def main():
     parser.add_argument("--quick", action="store_true", help="first two grids only")
     parser.add_argument("--sensitivity", action="store_true",
                         help="also vary cv and selection_share of the implemented scheme")
+    parser.add_argument("--only-sensitivity", action="store_true")
+    parser.add_argument("--acceptance", action="store_true",
+                        help="only the acceptance test's grid, on seeds 100-199")
+    parser.add_argument("--cvs", type=float, nargs="+", default=[0.1, 0.25, 0.5])
+    parser.add_argument("--shares", type=float, nargs="+", default=[0.1, 0.25, 0.5])
     args = parser.parse_args()
     print(f"n = {N}, p = {P}, epsilon = {EPS}, delta = {DELTA} (mu = {MU:.4f}), "
           f"selection_share = {SHARE}, loss bound {LOSS_BOUND}")
     seeds = list(range(args.seeds))
+    if args.acceptance:
+        acceptance(list(range(100, 200)))
+        return
     for i, (name, cands) in enumerate(grids().items()):
         if args.quick and i == 2:
             break
+        if args.only_sensitivity:
+            if i > 0:
+                sensitivity(cands, seeds, oracle_risk(cands, seeds), args.cvs, args.shares)
+            continue
         oracle = run_grid(name, cands, seeds)
         if args.sensitivity and i > 0:
-            sensitivity(cands, seeds, oracle)
+            sensitivity(cands, seeds, oracle, args.cvs, args.shares)
 
 
 if __name__ == "__main__":

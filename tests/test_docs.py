@@ -9,7 +9,8 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PUBLIC_MODULES = ["skdp", "skdp.accounting", "skdp.mechanisms", "skdp.clipping", "skdp.optim",
-                  "skdp.linear_model", "skdp.moments", "skdp.density", "skdp.datasets"]
+                  "skdp.linear_model", "skdp.moments", "skdp.density", "skdp.datasets",
+                  "skdp.model_selection"]
 
 
 def _documented_objects():

@@ -10,11 +10,12 @@ import skdp.datasets
 import skdp.density
 import skdp.linear_model
 import skdp.mechanisms
+import skdp.model_selection
 import skdp.moments
 import skdp.optim
 
 MODULES = (skdp.accounting, skdp.clipping, skdp.mechanisms, skdp.moments, skdp.density,
-           skdp.linear_model, skdp.optim, skdp.datasets)
+           skdp.linear_model, skdp.optim, skdp.datasets, skdp.model_selection)
 PUBLIC = [(mod, name) for mod in MODULES
           for name in mod.__all__ if callable(getattr(mod, name))]
 

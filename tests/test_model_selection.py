@@ -82,13 +82,13 @@ def _linear(n=20_000, p=5, seed=0, sigma=1.0):
 
 def test_picks_the_sane_clip_norm_among_far_too_small_and_far_too_large():
     # n = 2e4, p = 5, sigma = 1, epsilon = 2: each of the 3 candidates is
-    # trained on 15,000 rows at mu_c = mu sqrt(0.25 / 3) = 0.129 and scored on
-    # 5,000 rows with noise std loss_bound / (mu_c * 5000) = 4 / 647 = 0.0062 on
+    # trained on 15,000 rows at mu_c = mu sqrt(0.4 / 3) = 0.164 and scored on
+    # 5,000 rows with noise std loss_bound / (mu_c * 5000) = 4 / 819 = 0.0049 on
     # its mean clipped squared loss. The mean losses (measured, seeds 0-4:
     # 0.90-0.92 for the sane clip, 1.40-1.47 for clip 0.01, which barely moves
-    # from 0, 3.79-3.90 for clip 1e4, whose noise swamps it) are at least 0.48
+    # from 0, 3.75-3.87 for clip 1e4, whose noise swamps it) are at least 0.48
     # apart: a wrong pick needs the difference of two noisy scores (sd
-    # sqrt(2) * 0.0062 = 0.009) to err by over 50 sd, and the fits' own
+    # sqrt(2) * 0.0049 = 0.007) to err by over 60 sd, and the fits' own
     # spread (0.01-0.03 across seeds, data included) is 15 times smaller than
     # the gap. So every one of 5 seeds must pick the sane clip (a random pick
     # would pass all 5 with probability 0.4%).
@@ -236,7 +236,7 @@ def test_score_noise_has_the_calibrated_std_and_the_loss_is_clipped():
         draws += search.cv_results_["split0_test_score"].tolist()
         stds.add(float(search.score_noise_std_[0]))
     (s,) = stds
-    mu_c = mu_from_epsilon_delta(1.0, 1e-6) * math.sqrt(0.25 / 3)
+    mu_c = mu_from_epsilon_delta(1.0, 1e-6) * math.sqrt(0.4 / 3)
     assert s == pytest.approx(4.0 / (mu_c * 75), rel=1e-12)
     assert np.std(draws, ddof=1) == pytest.approx(s, rel=4 / math.sqrt(2 * 299))
     assert abs(np.mean(draws) + 4.0) < 4 * s / math.sqrt(300)
@@ -295,7 +295,7 @@ def test_classifier_scores_accuracy_and_delegates_probabilities():
     assert search.classes_.tolist() == [0, 1]
     assert search.predict_proba(X[:4]).shape == (4, 2)
     # Both rates learn the sign pattern: accuracies near the Bayes rate (~0.8),
-    # far from 0.5, with score noise std ~ 1 / (0.16 * 1000) = 0.006.
+    # far from 0.5, with score noise std 1 / (mu_c * 1000) = 1 / 200 = 0.005.
     assert np.all(search.cv_results_["mean_test_score"] > 0.7)
     log_loss = DPGridSearchCV(DPSGDClassifier(classes=[0, 1]), {"learning_rate": [0.05]},
                               scoring="neg_log_loss", random_state=0).fit(X, y)
@@ -311,7 +311,7 @@ def test_randomized_search_draws_n_iter_candidates_without_the_data():
     assert len(a.cv_results_["params"]) == 5
     assert a.cv_results_["params"] == b.cv_results_["params"]  # the data do not matter
     mu = mu_from_epsilon_delta(1.0, 1e-6)
-    assert a.candidate_privacy_.mu == pytest.approx(mu * math.sqrt(0.25 / 5), rel=1e-12)
+    assert a.candidate_privacy_.mu == pytest.approx(mu * math.sqrt(0.4 / 5), rel=1e-12)
 
 
 def test_init_stores_parameters_and_unfitted_search_has_no_attributes():

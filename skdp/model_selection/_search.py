@@ -429,7 +429,7 @@ refit : bool, default=True
     selection_share`` of the budget (``best_estimator_``). False spends the
     whole budget on the selection and keeps the chosen candidate as it was
     fitted on the (first) training part.
-selection_share : float, default=0.25
+selection_share : float, default=0.4
     Share of the budget, as a fraction of ``mu**2``, spent on the selection
     when ``refit``; in (0, 1).
 n_jobs : int or None, default=None
@@ -512,8 +512,8 @@ looking at the private data.
 (train/validation rows in parallel, candidates composed) trains every
 candidate on more rows with more budget than disjoint parts per candidate
 (each row used once) and than k-fold cross-validation, and it beats
-random-stopping selection (Papernot & Steinke 2022; Liu & Talwar 2019) for
-grids of up to a few dozen candidates; the user guide quotes the measured
+random-stopping selection (Papernot & Steinke 2022; Liu & Talwar 2019) on
+the grids measured (up to 24 candidates); the user guide quotes the
 comparison (``benchmarks/model_selection.py``).
 
 **Pipelines.** The private steps of a candidate share its ``mu_c`` in
@@ -597,7 +597,7 @@ class DPGridSearchCV(_BaseDPSearchCV):
     }
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=1e-6, cv=0.25, scoring=None,
-                 loss_bound=None, refit=True, selection_share=0.25, n_jobs=None, accountant=None,
+                 loss_bound=None, refit=True, selection_share=0.4, n_jobs=None, accountant=None,
                  random_state=None, verbose=0):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -627,7 +627,7 @@ class DPRandomizedSearchCV(_BaseDPSearchCV):
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0, delta=1e-6,
-                 cv=0.25, scoring=None, loss_bound=None, refit=True, selection_share=0.25,
+                 cv=0.25, scoring=None, loss_bound=None, refit=True, selection_share=0.4,
                  n_jobs=None, accountant=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.param_distributions = param_distributions
