@@ -256,6 +256,20 @@ def test_same_seed_same_search_and_workers_give_the_same_result():
                               other.cv_results_["mean_test_score"])
 
 
+@pytest.mark.parametrize("refit", [True, False])
+def test_the_returned_estimator_does_not_carry_the_noise_generator(refit):
+    # A generator's state after the fit can be stepped back to replay the
+    # noise; the search must not release it with best_estimator_.
+    X, y = _linear(n=2000, seed=12, p=2)
+    search = DPGridSearchCV(DPLinearRegressionGD(n_iter=30, burn_in=5, random_state=7),
+                            {"clip_norm": [1.0, 5.0]}, refit=refit).fit(X, y)
+    assert search.best_estimator_.get_params()["random_state"] is None
+    pipe = make_pipeline(FunctionTransformer(), DPLinearRegressionGD(n_iter=30, burn_in=5))
+    search = DPGridSearchCV(pipe, {"dplinearregressiongd__clip_norm": [1.0]},
+                            refit=refit).fit(X, y)
+    assert search.best_estimator_[-1].random_state is None
+
+
 def test_secure_mode_refuses_a_seed_and_runs_without_one():
     X, y = _linear(n=300, seed=8)
     with secure_mode():

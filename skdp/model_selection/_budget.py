@@ -22,8 +22,8 @@ from sklearn.utils import get_tags
 from skdp.accounting import epsilon_from_mu, mu_from_epsilon_delta
 from skdp.exceptions import BudgetExceededError
 
-__all__ = ["FitAllowance", "Probe", "ProbeDone", "budget_params", "private_steps",
-           "selection_budget", "splits"]
+__all__ = ["FitAllowance", "Probe", "ProbeDone", "budget_params", "forget_noise",
+           "private_steps", "selection_budget", "set_accountants", "splits", "uses_per_row"]
 
 # Root finding is accurate to ~1e-14 relative: a candidate's share is rounded
 # down by 1e-12 so that the mu its own calibration spends never exceeds it.
@@ -199,6 +199,15 @@ def budget_params(estimator, mu: float, random_states: list) -> dict:
 def set_accountants(estimator, accountant) -> None:
     """Set the ``accountant`` of every private step."""
     estimator.set_params(**{f"{p}accountant": accountant for p, _ in private_steps(estimator)})
+
+
+def forget_noise(estimator) -> None:
+    """Drop the generators the search gave a fitted estimator's private steps.
+
+    A generator's state after a fit is enough to step it back and replay the
+    noise that was added, so it never leaves the search with the estimator.
+    """
+    estimator.set_params(**{f"{p}random_state": None for p, _ in private_steps(estimator)})
 
 
 class FitAllowance:

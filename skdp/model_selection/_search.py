@@ -24,6 +24,7 @@ from skdp.model_selection._budget import (
     Probe,
     ProbeDone,
     budget_params,
+    forget_noise,
     private_steps,
     selection_budget,
     set_accountants,
@@ -55,6 +56,7 @@ def _fit_and_score(estimator, mu, X, y, train, val, scoring, loss_bound, noise_r
     set_accountants(estimator, allowance)
     estimator.fit(_rows(X, train), _rows(y, train))
     set_accountants(estimator, None)
+    forget_noise(estimator)
     if allowance.spent_sq == 0.0:
         raise TypeError(f"{type(estimator).__name__} drew its noise without charging its "
                         "accountant; a private search cannot vouch for it.")
@@ -238,6 +240,7 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             est = self._candidate(params_list[best], mu_refit, self._states(rng, 1)[0])
             set_accountants(est, FitAllowance(mu_refit))
             self.best_estimator_ = est.fit(X, y)
+            forget_noise(self.best_estimator_)
         else:
             self.best_estimator_ = results[best * k][1]
         set_accountants(self.best_estimator_, ledger)
@@ -464,7 +467,10 @@ best_score_ : float
 best_estimator_ : estimator
     The chosen candidate, refitted on all the rows with ``refit_privacy_``
     (or, with ``refit=False``, as fitted on the first training part). Its
-    private steps carry the accountant, so fitting it again charges it.
+    private steps carry the accountant, so fitting it again charges it, and
+    their ``random_state`` is None: the search drew their noise from
+    generators it does not release (a generator's state after a fit would
+    let anyone replay the noise).
 scorer_ : str
     The scoring used.
 loss_bound_ : float
