@@ -213,6 +213,19 @@ def test_bad_grids_fail_before_any_charge_or_noise(estimator, grid, kwargs, erro
     assert "fit" not in EVENTS or match == "without charging"
 
 
+def test_bad_data_in_any_row_fails_before_any_charge():
+    # The first candidate's dry run reads all the rows, validation rows too.
+    X, y = _linear(n=200, seed=13)
+    for bad in range(200):
+        X_bad = X.copy()
+        X_bad[bad, 0] = np.nan
+        acc = BudgetAccountant(epsilon=20.0, delta=1e-5)
+        with pytest.raises(ValueError, match="NaN"):
+            DPGridSearchCV(DPLinearRegressionGD(), {"clip_norm": [1.0]}, accountant=acc,
+                           random_state=0).fit(X_bad, y)
+        assert acc.ledger == []
+
+
 def test_y_is_required():
     with pytest.raises(ValueError, match="needs y"):
         DPGridSearchCV(_Spy(), {"level": [0.0]}).fit(np.zeros((10, 2)), None)

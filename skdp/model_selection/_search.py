@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from copy import deepcopy
 from numbers import Integral, Real
 
@@ -162,9 +161,9 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         or invalid parameter, a grid the budget cannot cover, an estimator
         outside the budget) fails before the accountant is charged: each
         candidate is also run up to the point where it would charge (its own
-        checks of parameters and data), on the first training part, and
-        stopped there. Then the accountant is charged once, for the whole
-        search, and only then is any noise drawn.
+        checks of parameters and data) on the smallest training part, and the
+        first one on all the rows, and stopped there. Then the accountant is
+        charged once, for the whole search, and only then is any noise drawn.
 
         Parameters
         ----------
@@ -203,12 +202,15 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.refit:  # the refit's share must be expressible too
             for params in params_list:
                 self._candidate(params, mu_refit, None)
+        # Dry runs up to the charge: the first candidate on all rows (the data's
+        # schema, validation rows included), every one on the smallest training
+        # part (its parameters, and checks that depend on the number of rows).
         probe_rows = min((train for train, _ in split_list), key=len)
         X_probe, y_probe = _rows(X, probe_rows), _rows(y, probe_rows)
-        for est in candidates:  # dry run up to the charge: parameters and data checked
+        for est, data in [(candidates[0], (X, y))] + [(c, (X_probe, y_probe)) for c in candidates]:
             set_accountants(est, Probe(mu_candidate))
             try:
-                est.fit(X_probe, y_probe)
+                est.fit(*data)
             except ProbeDone:
                 continue
             raise TypeError(f"{type(est).__name__} fitted without charging its accountant; a "
