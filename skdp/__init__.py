@@ -12,11 +12,13 @@ optim
     SGD, AdaGrad and Adam steppers and the private second-moment variants.
 linear_model, moments, density, preprocessing, decomposition
     The estimators and transformers.
+model_selection
+    Private hyper-parameter searches (DPGridSearchCV, DPRandomizedSearchCV).
 datasets
     The papers' synthetic data.
 """
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.2.0.dev0"
 
 from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning  # noqa: E402
 

@@ -10,7 +10,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PUBLIC_MODULES = ["skdp", "skdp.accounting", "skdp.mechanisms", "skdp.clipping", "skdp.optim",
                   "skdp.linear_model", "skdp.moments", "skdp.density", "skdp.datasets",
-                  "skdp.preprocessing", "skdp.decomposition"]
+                  "skdp.preprocessing", "skdp.decomposition", "skdp.model_selection"]
 
 
 def _documented_objects():

@@ -11,13 +11,14 @@ import skdp.decomposition
 import skdp.density
 import skdp.linear_model
 import skdp.mechanisms
+import skdp.model_selection
 import skdp.moments
 import skdp.optim
 import skdp.preprocessing
 
 MODULES = (skdp.accounting, skdp.clipping, skdp.mechanisms, skdp.moments, skdp.density,
            skdp.linear_model, skdp.optim, skdp.datasets, skdp.preprocessing,
-           skdp.decomposition)
+           skdp.decomposition, skdp.model_selection)
 PUBLIC = [(mod, name) for mod in MODULES
           for name in mod.__all__ if callable(getattr(mod, name))]
 

@@ -1,16 +1,22 @@
-"""A privacy-budget ledger that many fits can charge."""
+"""A privacy-budget ledger that many fits, threads and worker processes can charge."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import shutil
 import threading
-from dataclasses import dataclass
+import weakref
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 
 from skdp.accounting._gdp import (
     _check_real,
     epsilon_from_mu,
     mu_from_epsilon_delta,
 )
+from skdp.accounting._shared_ledger import LedgerUnreachable, SharedLedger
 from skdp.exceptions import BudgetExceededError
 
 __all__ = ["BudgetAccountant", "Charge"]
@@ -32,6 +38,13 @@ class Charge:
     mu: float | None = None
     epsilon: float | None = None
     delta: float | None = None
+
+
+# Every live accountant (to prepare them for os.fork) and, by token, those
+# whose ledger is shared (so that unpickling in the same process returns the
+# very object).
+_ALL: weakref.WeakSet = weakref.WeakSet()
+_SHARED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 class BudgetAccountant:
@@ -60,6 +73,8 @@ class BudgetAccountant:
     See Also
     --------
     skdp.accounting.mu_from_epsilon_delta : The exact conversion used here.
+    skdp.model_selection.DPGridSearchCV : A hyper-parameter search that is
+        charged once, for its fits, its validation scores and its choice.
 
     Notes
     -----
@@ -69,14 +84,37 @@ class BudgetAccountant:
     Gaussian block by basic composition: the budget is respected if the
     Gaussian block is (epsilon - sum epsilon_i, delta - sum delta_i)-DP.
     Composition is adaptive: a fit may depend on the outputs of earlier ones.
+    Sums are exactly rounded (:func:`math.fsum`), so the totals do not depend
+    on the order in which charges arrive.
 
     **Sharing under clone.** The accountant is a reference to one ledger, not
     a hyper-parameter value: ``copy.deepcopy`` (used by
     :func:`sklearn.base.clone`, hence by ``GridSearchCV`` and
     ``cross_val_score``) returns the same object, so every cloned estimator
-    charges the ledger you created. A copy made by *pickling* (for example
-    joblib with ``n_jobs > 1`` and a process backend) cannot report back, so
-    it refuses to be charged; fit with ``n_jobs=1`` or a thread backend.
+    charges the ledger you created. Charges are thread safe.
+
+    **Worker processes.** A *pickled* copy (joblib's default loky backend
+    with ``n_jobs > 1``, :mod:`multiprocessing`, a local Dask cluster)
+    charges the same ledger: the first time the accountant is pickled, its
+    ledger moves to an append-only file in a private temporary directory
+    (mode 0700, removed when the original accountant is garbage collected),
+    and every copy, the original included, reads and appends to that file
+    under an exclusive OS file lock. Each charge is checked against all the
+    charges of all processes while the lock is held, so processes racing for
+    the last of the budget cannot overspend it, and a search run with
+    ``n_jobs=2`` ends with exactly the spend of the sequential run. Unpickled
+    in the process that owns it, the accountant is the original object. The
+    same holds after ``os.fork``: accountants are moved to the file before
+    the fork.
+
+    Limits: copies share the ledger only on **one machine** (the file must be
+    reachable at the same path); a copy in a process that cannot reach it
+    (a worker on another machine of a Dask cluster, a pickle loaded after
+    the original accountant is gone) refuses charges with a RuntimeError and
+    reports the ledger as it was when pickled. On a multi-machine cluster,
+    charge in the driver, for example with
+    :class:`~skdp.model_selection.DPGridSearchCV`, which charges once
+    before it sends any fit out.
 
     **What spent and remaining mean.** ``spent()`` is the smallest epsilon
     at the budget's delta that covers all charges so far. ``remaining()`` is
@@ -104,11 +142,10 @@ class BudgetAccountant:
         self.epsilon = _check_real("epsilon", epsilon)
         self.delta = _check_real("delta", delta, high=1.0)
         self._charges: list[Charge] = []
-        self._gauss_mu_sq = 0.0
-        self._other_epsilon = 0.0
-        self._other_delta = 0.0
-        self._detached = False
         self._lock = threading.Lock()
+        self._shared: SharedLedger | None = None  # the file, once pickled
+        self._detached = False  # a copy that cannot reach its ledger
+        _ALL.add(self)
 
     # -- sharing ------------------------------------------------------------
     def __copy__(self) -> BudgetAccountant:
@@ -117,15 +154,56 @@ class BudgetAccountant:
     def __deepcopy__(self, memo) -> BudgetAccountant:
         return self
 
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
+    def __reduce__(self):
+        with self._lock:
+            if not self._detached:
+                try:
+                    self._share()
+                except OSError:  # no temporary directory: the copy will refuse charges
+                    pass
+            token = self._shared.token if self._shared is not None else None
+            path = self._shared.path if self._shared is not None else None
+            snapshot = [asdict(c) for c in self._charges]
+        return _restore, (self.epsilon, self.delta, path, token, snapshot)
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._detached = True
-        self._lock = threading.Lock()
+    def _share(self) -> None:
+        """Move the ledger to a file that copies in other processes can charge (under the lock)."""
+        if self._shared is not None:
+            return
+        shared = SharedLedger.create({"epsilon": self.epsilon, "delta": self.delta})
+        with shared.locked():
+            shared.read_new()
+            for c in self._charges:
+                shared.append(asdict(c))
+        self._shared = shared
+        _SHARED[shared.token] = self
+        weakref.finalize(self, _remove_if_owner, shared.path, os.getpid())
+
+    @contextlib.contextmanager
+    def _synced(self, charging: bool) -> Iterator[None]:
+        """Hold the locks, with the charges of every process read in."""
+        with self._lock, contextlib.ExitStack() as file_lock:
+            if self._shared is not None and not self._detached:
+                try:
+                    file_lock.enter_context(self._shared.locked())
+                    self._charges.extend(Charge(**e) for e in self._shared.read_new())
+                except LedgerUnreachable as exc:
+                    file_lock.close()
+                    if charging:
+                        raise RuntimeError(self._unreachable_message(exc)) from None
+                    self._detached = True  # report the ledger as last read
+            elif charging and self._detached:
+                raise RuntimeError(self._unreachable_message(None))
+            yield
+
+    def _unreachable_message(self, exc) -> str:
+        where = f" ({exc})" if exc is not None else ""
+        return ("This BudgetAccountant is a copy that cannot reach its ledger" + where + ": it "
+                "was pickled in a process whose ledger file this process cannot read (another "
+                "machine, or the original accountant is gone), or inherited by os.fork before "
+                "it could be shared. Charges to it would not reach the ledger you created. "
+                "Charge in the process that owns the accountant, or pass the original "
+                "accountant again with set_params(accountant=...).")
 
     def __repr__(self) -> str:
         eps, _ = self.spent()
@@ -133,6 +211,13 @@ class BudgetAccountant:
                 f"  # {len(self._charges)} charges, epsilon spent {eps:.4g}")
 
     # -- budget arithmetic ----------------------------------------------------
+    def _totals(self) -> tuple[float, float, float]:
+        """Exactly rounded (sum mu_i**2, sum epsilon_i, sum delta_i) of the charges."""
+        cs = self._charges
+        return (math.fsum(c.mu * c.mu for c in cs if c.mu is not None),
+                math.fsum(c.epsilon for c in cs if c.mu is None),
+                math.fsum(c.delta for c in cs if c.mu is None))
+
     def _gaussian_budget_mu(self, other_epsilon: float, other_delta: float) -> float:
         """Largest composed mu the Gaussian charges may reach."""
         eps = self.epsilon - other_epsilon
@@ -143,11 +228,13 @@ class BudgetAccountant:
 
     @property
     def spent_mu(self) -> float:
-        return math.sqrt(self._gauss_mu_sq)
+        with self._synced(charging=False):
+            return math.sqrt(self._totals()[0])
 
     @property
     def ledger(self) -> list[Charge]:
-        return list(self._charges)
+        with self._synced(charging=False):
+            return list(self._charges)
 
     def spent(self) -> tuple[float, float]:
         """Budget spent so far, as (epsilon, delta).
@@ -160,11 +247,11 @@ class BudgetAccountant:
             by the other charges, plus those charges' epsilons, and delta is
             the budget's delta.
         """
-        if self._gauss_mu_sq == 0.0:
-            return self._other_epsilon, self._other_delta
-        gauss_delta = self.delta - self._other_delta
-        eps = epsilon_from_mu(self.spent_mu, gauss_delta) + self._other_epsilon
-        return eps, self.delta
+        with self._synced(charging=False):
+            mu_sq, other_eps, other_delta = self._totals()
+        if mu_sq == 0.0:
+            return other_eps, other_delta
+        return epsilon_from_mu(math.sqrt(mu_sq), self.delta - other_delta) + other_eps, self.delta
 
     def remaining(self) -> tuple[float, float]:
         """The largest further Gaussian charge, as (epsilon, delta).
@@ -174,34 +261,43 @@ class BudgetAccountant:
         epsilon, delta : float
             ``(0.0, 0.0)`` when the budget is used up.
         """
-        budget = self._gaussian_budget_mu(self._other_epsilon, self._other_delta)
-        left_sq = budget * budget - self._gauss_mu_sq
+        with self._synced(charging=False):
+            mu_sq, other_eps, other_delta = self._totals()
+        budget = self._gaussian_budget_mu(other_eps, other_delta)
+        left_sq = budget * budget - mu_sq
         if left_sq <= (_SLACK * budget) ** 2:
             return 0.0, 0.0
-        delta = self.delta - self._other_delta
+        delta = self.delta - other_delta
         return epsilon_from_mu(math.sqrt(left_sq), delta), delta
 
     def remaining_mu(self) -> float:
-        """The largest further Gaussian charge, as a GDP mu."""
-        budget = self._gaussian_budget_mu(self._other_epsilon, self._other_delta)
-        return math.sqrt(max(budget * budget - self._gauss_mu_sq, 0.0))
+        """The largest further Gaussian charge, as a GDP mu.
+
+        Returns
+        -------
+        float
+        """
+        with self._synced(charging=False):
+            mu_sq, other_eps, other_delta = self._totals()
+        budget = self._gaussian_budget_mu(other_eps, other_delta)
+        return math.sqrt(max(budget * budget - mu_sq, 0.0))
 
     # -- charging -------------------------------------------------------------
-    def _check_attached(self) -> None:
-        if self._detached:
-            raise RuntimeError(
-                "This BudgetAccountant is a copy made by pickling (for example by "
-                "joblib with n_jobs > 1); charges to it would not reach the ledger "
-                "you created. Fit with n_jobs=1 or a thread-based backend, or pass "
-                "the original accountant again with set_params(accountant=...)."
-            )
+    def _record(self, charge: Charge) -> None:
+        if self._shared is not None:
+            self._shared.append(asdict(charge))
+        self._charges.append(charge)
 
-    def _refuse(self, asked: str) -> None:
-        eps_left, delta_left = self.remaining()
+    def _refuse(self, asked: str, mu_sq: float, other_eps: float, other_delta: float) -> None:
+        budget = self._gaussian_budget_mu(other_eps, other_delta)
+        left_mu = math.sqrt(max(budget * budget - mu_sq, 0.0))
+        delta_left = self.delta - other_delta
+        eps_left = (epsilon_from_mu(left_mu, delta_left)
+                    if left_mu > _SLACK * budget and delta_left > 0 else 0.0)
         raise BudgetExceededError(
             f"Privacy budget exceeded: asked for {asked}, but only "
-            f"epsilon={eps_left:.6g} at delta={delta_left:.3g} "
-            f"(mu={self.remaining_mu():.6g}) is left of the budget "
+            f"epsilon={eps_left:.6g} at delta={max(delta_left, 0.0):.3g} "
+            f"(mu={left_mu:.6g}) is left of the budget "
             f"epsilon={self.epsilon:g}, delta={self.delta:g}. Nothing was charged."
         )
 
@@ -219,17 +315,19 @@ class BudgetAccountant:
         ------
         BudgetExceededError
             If the charge does not fit in what is left; nothing is recorded.
+        RuntimeError
+            On a copy that cannot reach its ledger (see Notes of the class).
         """
         mu = _check_real("mu", mu, closed_low=True)
-        with self._lock:
-            self._check_attached()
-            budget = self._gaussian_budget_mu(self._other_epsilon, self._other_delta)
-            if self._gauss_mu_sq + mu * mu > budget * budget * (1.0 + _SLACK):
-                delta = self.delta - self._other_delta
+        with self._synced(charging=True):
+            mu_sq, other_eps, other_delta = self._totals()
+            budget = self._gaussian_budget_mu(other_eps, other_delta)
+            if mu_sq + mu * mu > budget * budget * (1.0 + _SLACK):
+                delta = self.delta - other_delta
                 eps = epsilon_from_mu(mu, delta) if mu > 0 and delta > 0 else math.inf
-                self._refuse(f"mu={mu:.6g} (epsilon={eps:.6g} at delta={delta:.3g})")
-            self._gauss_mu_sq += mu * mu
-            self._charges.append(Charge(label=str(label), mu=mu))
+                self._refuse(f"mu={mu:.6g} (epsilon={eps:.6g} at delta={delta:.3g})",
+                             mu_sq, other_eps, other_delta)
+            self._record(Charge(label=str(label), mu=mu))
 
     def charge(self, epsilon: float, delta: float = 0.0, label: str = "mechanism") -> None:
         """Charge an (epsilon, delta)-DP mechanism that is not Gaussian.
@@ -244,24 +342,80 @@ class BudgetAccountant:
         delta : float, default=0.0
             In [0, 1).
         label : str, default="mechanism"
+            What the charge is for; kept in :attr:`ledger`.
 
         Raises
         ------
         BudgetExceededError
             If the charge does not fit in what is left; nothing is recorded.
+        RuntimeError
+            On a copy that cannot reach its ledger (see Notes of the class).
         """
         epsilon = _check_real("epsilon", epsilon, closed_low=True)
         delta = _check_real("delta", delta, high=1.0, closed_low=True)
-        with self._lock:
-            self._check_attached()
-            new_eps = self._other_epsilon + epsilon
-            new_delta = self._other_delta + delta
-            fits = new_eps <= self.epsilon * (1.0 + _SLACK) and new_delta <= self.delta * (1.0 + _SLACK)
-            if fits and self._gauss_mu_sq > 0.0:
+        with self._synced(charging=True):
+            mu_sq, other_eps, other_delta = self._totals()
+            new_eps = math.fsum([other_eps, epsilon])
+            new_delta = math.fsum([other_delta, delta])
+            fits = (new_eps <= self.epsilon * (1.0 + _SLACK)
+                    and new_delta <= self.delta * (1.0 + _SLACK))
+            if fits and mu_sq > 0.0:
                 budget = self._gaussian_budget_mu(new_eps, new_delta)
-                fits = self._gauss_mu_sq <= budget * budget * (1.0 + _SLACK)
+                fits = mu_sq <= budget * budget * (1.0 + _SLACK)
             if not fits:
-                self._refuse(f"epsilon={epsilon:.6g}, delta={delta:.3g}")
-            self._other_epsilon = new_eps
-            self._other_delta = new_delta
-            self._charges.append(Charge(label=str(label), epsilon=epsilon, delta=delta))
+                self._refuse(f"epsilon={epsilon:.6g}, delta={delta:.3g}",
+                             mu_sq, other_eps, other_delta)
+            self._record(Charge(label=str(label), epsilon=epsilon, delta=delta))
+
+
+def _restore(epsilon, delta, path, token, snapshot) -> BudgetAccountant:
+    """Unpickle: the original object in its own process, else a copy on the shared file."""
+    if token is not None and (live := _SHARED.get(token)) is not None:
+        return live
+    acc = BudgetAccountant.__new__(BudgetAccountant)
+    acc.epsilon, acc.delta = epsilon, delta
+    acc._lock = threading.Lock()
+    acc._charges = []
+    acc._shared = SharedLedger(path, token) if token is not None else None
+    acc._detached = token is None
+    if token is not None:
+        try:
+            with acc._shared.locked():
+                acc._charges.extend(Charge(**e) for e in acc._shared.read_new())
+            _SHARED[token] = acc
+        except LedgerUnreachable:
+            acc._detached = True
+    if acc._detached:
+        acc._charges = [Charge(**e) for e in snapshot]
+    _ALL.add(acc)
+    return acc
+
+
+def _remove_if_owner(path: str, pid: int) -> None:
+    # A forked child inherits this finalizer with the object: only the
+    # process that created the directory removes it.
+    if os.getpid() == pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _before_fork() -> None:
+    # A forked child inherits accountants without pickling them: share the
+    # ledgers first, so that its charges reach the same file.
+    for acc in list(_ALL):
+        try:
+            with acc._lock:
+                if not acc._detached:
+                    acc._share()
+        except OSError:  # no temporary directory: the child's copy will refuse charges
+            pass
+
+
+def _after_fork_in_child() -> None:
+    for acc in list(_ALL):
+        acc._lock = threading.Lock()  # another thread of the parent may have held it
+        if acc._shared is None:
+            acc._detached = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)

@@ -4,6 +4,11 @@ If scikit-learn moves one of these, this is the one file to change.
 """
 
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 
-__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context"]
+__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context", "validate_parameter_constraints"]

@@ -1,0 +1,122 @@
+"""An append-only ledger file, locked across processes, that copies of one accountant share.
+
+A :class:`~skdp.accounting.BudgetAccountant` that is pickled (for a worker
+process) keeps its charges here: a private temporary directory (mode 0700)
+holding ``ledger``, one JSON line per charge after a header line with a
+random token, and ``lock``, held with an exclusive OS file lock while a
+process reads the ledger and appends to it. Every charge is checked against
+the whole file under the lock, so processes cannot overspend concurrently.
+The lock is released by the operating system when a process dies.
+
+Only processes that see the same file system path can share a ledger: worker
+processes on one machine (joblib/loky, multiprocessing, a local Dask
+cluster). A process on another machine finds no ledger and refuses charges.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Iterator
+
+if os.name == "nt":  # pragma: no cover - not exercised on the Linux CI
+    import msvcrt
+
+    def _lock(f) -> None:
+        f.seek(0)
+        while True:
+            try:
+                msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)
+                return
+            except OSError:  # LK_LOCK gives up after ~10 s; keep waiting
+                continue
+
+    def _unlock(f) -> None:
+        f.seek(0)
+        msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+else:
+    import fcntl
+
+    def _lock(f) -> None:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+
+    def _unlock(f) -> None:
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+__all__ = ["LedgerUnreachable", "SharedLedger"]
+
+
+class LedgerUnreachable(RuntimeError):
+    """The ledger file of a shared accountant cannot be read from this process."""
+
+
+class SharedLedger:
+    """Handle on a ledger directory: lock it, read new entries, append entries.
+
+    Parameters
+    ----------
+    path : str
+        The directory.
+    token : str
+        Random identifier written in the header; a directory with another
+        token (a reused path) is not this ledger.
+    """
+
+    def __init__(self, path: str, token: str) -> None:
+        self.path, self.token = path, token
+        self.offset = 0  # bytes of the ledger file already read by this handle
+
+    @classmethod
+    def create(cls, header: dict) -> SharedLedger:
+        """Make a new private directory with a ledger file that holds ``header``."""
+        token = secrets.token_hex(16)
+        path = tempfile.mkdtemp(prefix="skdp-ledger-")
+        with open(os.path.join(path, "lock"), "w"):
+            pass
+        with open(os.path.join(path, "ledger"), "w", encoding="utf-8") as f:
+            f.write(json.dumps({"skdp_ledger": 1, "token": token, **header}) + "\n")
+        return cls(path, token)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the exclusive inter-process lock."""
+        try:
+            f = open(os.path.join(self.path, "lock"), "r+")
+        except OSError as exc:
+            raise LedgerUnreachable(str(exc)) from None
+        with f:
+            _lock(f)
+            try:
+                yield
+            finally:
+                _unlock(f)
+
+    def read_new(self) -> list[dict]:
+        """Entries appended since the last call (the header is checked, not returned)."""
+        try:
+            with open(os.path.join(self.path, "ledger"), "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError as exc:
+            raise LedgerUnreachable(str(exc)) from None
+        end = data.rfind(b"\n") + 1  # complete lines only
+        entries = [json.loads(line) for line in data[:end].splitlines()]
+        if self.offset == 0:
+            if not entries or entries[0].get("token") != self.token:
+                raise LedgerUnreachable(f"{self.path} holds another ledger")
+            entries = entries[1:]
+        self.offset += end
+        return entries
+
+    def append(self, entry: dict) -> None:
+        """Append one entry (call under :meth:`locked`, after :meth:`read_new`)."""
+        line = (json.dumps(entry) + "\n").encode("utf-8")
+        try:
+            with open(os.path.join(self.path, "ledger"), "ab") as f:
+                f.write(line)
+        except OSError as exc:
+            raise LedgerUnreachable(str(exc)) from None
+        self.offset += len(line)

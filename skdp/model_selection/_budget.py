@@ -1,0 +1,259 @@
+"""How a private search spends its budget: splits, composition, candidates' own budgets.
+
+The search's guarantee is an exact GDP composition. A row enters, for each
+candidate, one Gaussian release per split it is part of (a fit on a training
+part, or a noisy score on a validation part); releases that do not read a row
+cost nothing for neighbours that differ in it. So with m candidates, each of
+whose releases is ``mu_c``-GDP, and at most u releases per row and candidate,
+the selection is ``sqrt(m u) mu_c``-GDP (Dong, Roth & Su 2022, composition).
+A hold-out split has u = 1 (a row is trained on or scored on, never both);
+k-fold cross-validation has u = k.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+from sklearn.utils import get_tags
+
+from skdp.accounting import epsilon_from_mu, mu_from_epsilon_delta
+from skdp.exceptions import BudgetExceededError
+
+__all__ = ["FitAllowance", "Probe", "ProbeDone", "budget_params", "forget_noise",
+           "private_steps", "selection_budget", "set_accountants", "splits", "uses_per_row"]
+
+# Root finding is accurate to ~1e-14 relative: a candidate's share is rounded
+# down by 1e-12 so that the mu its own calibration spends never exceeds it.
+_ROUND_DOWN = 1.0 - 1e-12
+_PRIVACY_PARAMS = ("epsilon", "delta", "accountant")
+
+
+def splits(n: int, cv, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Data-independent (train, validation) row positions: k folds, or one hold-out split.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows (public).
+    cv : int or float
+        k >= 2 for k-fold cross-validation, or the validation fraction in (0, 1).
+    rng : numpy.random.Generator
+        Shuffles the positions; never sees the data.
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        Sorted positions of each split's training and validation rows.
+    """
+    perm = rng.permutation(n)
+    if isinstance(cv, Integral):
+        if cv > n:
+            raise ValueError(f"cv={cv} folds need at least {cv} rows, got n_samples={n}.")
+        folds = np.array_split(perm, cv)
+        return [(np.sort(np.concatenate(folds[:j] + folds[j + 1:])), np.sort(folds[j]))
+                for j in range(cv)]
+    n_val = int(round(cv * n))
+    if n_val < 1 or n_val > n - 1:
+        raise ValueError(f"cv={cv} with n_samples={n} leaves {n_val} validation and "
+                         f"{n - n_val} training rows; both need at least one.")
+    return [(np.sort(perm[n_val:]), np.sort(perm[:n_val]))]
+
+
+def uses_per_row(split_list, n: int) -> int:
+    """Most releases any one row enters per candidate (training or validation)."""
+    counts = np.zeros(n, dtype=np.intp)
+    for train, val in split_list:
+        counts[train] += 1
+        counts[val] += 1
+    return int(counts.max())
+
+
+def selection_budget(mu: float, n_candidates: int, uses: int, refit: bool,
+                     selection_share: float) -> tuple[float, float]:
+    """Split a search's mu between each candidate's releases and the refit.
+
+    Parameters
+    ----------
+    mu : float
+        GDP parameter of the whole search.
+    n_candidates : int
+    uses : int
+        Releases per row and candidate (:func:`uses_per_row`).
+    refit : bool
+    selection_share : float
+        Share of ``mu**2`` spent on the selection when ``refit``.
+
+    Returns
+    -------
+    mu_candidate, mu_refit : float
+        ``n_candidates * uses * mu_candidate**2 + mu_refit**2 = mu**2`` (mu_refit
+        is 0 without refit).
+    """
+    share = selection_share if refit else 1.0
+    mu_candidate = mu * math.sqrt(share / (n_candidates * uses))
+    mu_refit = mu * math.sqrt(1.0 - share) if refit else 0.0
+    return mu_candidate, mu_refit
+
+
+def _is_private(est) -> bool:
+    return hasattr(est, "get_params") and set(_PRIVACY_PARAMS) <= est.get_params(deep=False).keys()
+
+
+def private_steps(estimator, prefix: str = "") -> list[tuple[str, object]]:
+    """``(parameter prefix, estimator)`` of every private step of an estimator or Pipeline.
+
+    Parameters
+    ----------
+    estimator : estimator
+        An skdp estimator (it has ``epsilon``, ``delta`` and ``accountant``
+        parameters), or a Pipeline (nested Pipelines too) whose steps are
+        skdp estimators or stateless transformers.
+    prefix : str, default=""
+        Prepended to the returned prefixes.
+
+    Returns
+    -------
+    list of (str, estimator)
+
+    Raises
+    ------
+    ValueError
+        For an estimator that is neither, for a Pipeline step that learns from
+        the data without privacy (a ``StandardScaler`` fitted on the private
+        rows releases their means), or for a Pipeline without a private step.
+    """
+    if _is_private(estimator):
+        return [(prefix, estimator)]
+    if isinstance(estimator, Pipeline):
+        found = []
+        for name, step in estimator.steps:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            if _is_private(step) or isinstance(step, Pipeline):
+                found += private_steps(step, f"{prefix}{name}__")
+            elif get_tags(step).requires_fit:
+                raise ValueError(
+                    f"Pipeline step {name!r} ({type(step).__name__}) learns from the data without "
+                    "privacy, and the search would fit it on the private rows. Use a private "
+                    "step (an skdp estimator) or a stateless one (e.g. FunctionTransformer with "
+                    "public constants).")
+        if not found and not prefix:
+            raise ValueError("The Pipeline has no private step (an skdp estimator with epsilon, "
+                             "delta and accountant parameters) to give the budget to.")
+        return found
+    raise ValueError(
+        f"{type(estimator).__name__} is not a private estimator: a private search needs an skdp "
+        "estimator (with epsilon, delta and accountant parameters) or a Pipeline of skdp "
+        "estimators and stateless transformers, so that every fit is inside the budget.")
+
+
+def budget_params(estimator, mu: float, random_states: list) -> dict:
+    """Parameters that make every private step of ``estimator`` spend its share of ``mu``.
+
+    The private steps share ``mu`` in proportion to the GDP parameters of
+    their own declared ``(epsilon, delta)``: step j gets
+    ``mu * mu_j / sqrt(sum_k mu_k**2)``, so the steps compose to exactly
+    ``mu`` and keep the ratio you gave them. Each step's ``epsilon`` becomes
+    ``epsilon_from_mu(its share, its delta)``: its own exact calibration then
+    spends exactly its share.
+
+    Parameters
+    ----------
+    estimator : estimator
+    mu : float
+    random_states : list
+        One ``random_state`` per private step.
+
+    Returns
+    -------
+    dict
+        For ``estimator.set_params``: ``epsilon``, ``random_state`` and
+        ``accountant`` (None: the search charges the ledger) of every step.
+
+    Raises
+    ------
+    ValueError
+        If a step's share is too small to be expressed as an epsilon at its
+        delta (the budget cannot cover one fit).
+    """
+    steps = private_steps(estimator)
+    mus = [mu_from_epsilon_delta(step.epsilon, step.delta) for _, step in steps]
+    norm = math.sqrt(math.fsum(m * m for m in mus))
+    params = {}
+    for (prefix, step), m, state in zip(steps, mus, random_states):
+        share = mu * m / norm * _ROUND_DOWN
+        epsilon = epsilon_from_mu(share, step.delta) if share > 0 else 0.0
+        if not epsilon > 0.0:
+            raise ValueError(
+                f"The budget cannot cover one fit: {type(step).__name__} would get mu={share:.3g}, "
+                f"which is no more than delta={step.delta:g} can express (epsilon 0). Raise the "
+                "search's epsilon, use fewer candidates or a smaller cv, or lower the step's delta.")
+        params.update({f"{prefix}epsilon": epsilon, f"{prefix}random_state": state,
+                       f"{prefix}accountant": None})
+    return params
+
+
+def set_accountants(estimator, accountant) -> None:
+    """Set the ``accountant`` of every private step."""
+    estimator.set_params(**{f"{p}accountant": accountant for p, _ in private_steps(estimator)})
+
+
+def forget_noise(estimator) -> None:
+    """Drop the generators the search gave a fitted estimator's private steps.
+
+    A generator's state after a fit is enough to step it back and replay the
+    noise that was added, so it never leaves the search with the estimator.
+    """
+    estimator.set_params(**{f"{p}random_state": None for p, _ in private_steps(estimator)})
+
+
+class FitAllowance:
+    """The ledger one candidate fit charges: it refuses anything beyond ``mu``.
+
+    Every private step of a candidate charges it before drawing noise, so a
+    fit that would spend more than its share stops before any noise is drawn.
+
+    Parameters
+    ----------
+    mu : float
+    """
+
+    def __init__(self, mu: float) -> None:
+        self.mu, self.spent_sq = mu, 0.0
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def charge_mu(self, mu: float, label: str = "") -> None:
+        if self.spent_sq + mu * mu > self.mu * self.mu * (1.0 + 1e-9):
+            raise BudgetExceededError(
+                f"{label or 'A step'} asked for mu={mu:.6g}, more than the share of the search's "
+                f"budget given to this candidate fit (mu={self.mu:.6g}).")
+        self.spent_sq += mu * mu
+
+
+class ProbeDone(Exception):
+    """A candidate reached its first charge: everything before it was validated."""
+
+
+class Probe:
+    """Ledger for a dry run: a fit validates its parameters and data, then stops at its charge.
+
+    Parameters
+    ----------
+    mu : float
+        The candidate's share: a first charge above it is refused.
+    """
+
+    def __init__(self, mu: float) -> None:
+        self.mu = mu
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def charge_mu(self, mu: float, label: str = "") -> None:
+        FitAllowance(self.mu).charge_mu(mu, label)
+        raise ProbeDone

@@ -1,0 +1,657 @@
+"""Private hyper-parameter search: fits, validation scores and the choice inside one GDP budget."""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.sparse import issparse
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.utils import get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
+
+from skdp.accounting import epsilon_from_mu, mu_from_epsilon_delta
+from skdp.base import PrivacySpent
+from skdp.mechanisms import is_secure_mode, make_rng
+from skdp.model_selection._budget import (
+    FitAllowance,
+    Probe,
+    ProbeDone,
+    budget_params,
+    forget_noise,
+    private_steps,
+    selection_budget,
+    set_accountants,
+    splits,
+    uses_per_row,
+)
+from skdp.model_selection._scoring import (
+    SCORINGS,
+    default_scoring,
+    noisy_mean_loss,
+    row_losses,
+    score_from_loss,
+)
+from skdp.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
+from skdp.utils._sklearn import validate_parameter_constraints as _validate_constraints
+
+__all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
+
+_SEARCH_OWNED = ("epsilon", "accountant", "random_state")
+
+
+def _rows(a, idx):
+    return a.iloc[idx] if hasattr(a, "iloc") else a[idx]
+
+
+def _fit_and_score(estimator, mu, X, y, train, val, scoring, loss_bound, noise_rng, keep):
+    """One candidate on one split: a mu-GDP fit on the training rows and a mu-GDP score."""
+    allowance = FitAllowance(mu)
+    set_accountants(estimator, allowance)
+    estimator.fit(_rows(X, train), _rows(y, train))
+    set_accountants(estimator, None)
+    forget_noise(estimator)
+    if allowance.spent_sq == 0.0:
+        raise TypeError(f"{type(estimator).__name__} drew its noise without charging its "
+                        "accountant; a private search cannot vouch for it.")
+    losses = row_losses(scoring, estimator, _rows(X, val), np.asarray(_rows(y, val)), loss_bound)
+    mean_loss = noisy_mean_loss(losses, loss_bound, mu, noise_rng)
+    return mean_loss, (estimator if keep else None)
+
+
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            getattr(self.best_estimator_, attr)
+        else:
+            getattr(self.estimator, attr)
+        return True
+    return check
+
+
+class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """The private search; subclasses say which candidates to try (``_candidate_params``)."""
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"])],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "cv": [Interval(Integral, 2, None, closed="left"), Interval(Real, 0, 1, closed="neither")],
+        "scoring": [StrOptions(set(SCORINGS)), None],
+        "loss_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "refit": ["boolean"],
+        "selection_share": [Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "accountant": [HasMethods(["charge_mu"]), None],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.classifier_tags = deepcopy(sub.classifier_tags)
+        tags.regressor_tags = deepcopy(sub.regressor_tags)
+        tags.input_tags.sparse = sub.input_tags.sparse
+        return tags
+
+    # -- preparation: everything that can fail does so before the charge ---------
+    def _scoring(self) -> tuple[str, float]:
+        scoring = self.scoring or default_scoring(get_tags(self.estimator).estimator_type)
+        default_bound = SCORINGS[scoring][1]
+        if scoring == "accuracy" or self.loss_bound is None:
+            return scoring, default_bound
+        return scoring, float(self.loss_bound)
+
+    def _ledger(self):
+        """The accountant to charge: the search's, else the one the estimator carries."""
+        carried = {id(step.accountant): step.accountant
+                   for _, step in private_steps(self.estimator) if step.accountant is not None}
+        if self.accountant is not None:
+            carried.pop(id(self.accountant), None)
+            if carried:
+                raise ValueError("The search and its estimator name different accountants; pass "
+                                 "one ledger (the search charges it once for everything).")
+            return self.accountant
+        if len(carried) > 1:
+            raise ValueError("The estimator's private steps name different accountants; a "
+                             "search charges one ledger.")
+        return next(iter(carried.values()), None)
+
+    def _candidate(self, params: dict, mu: float, state) -> BaseEstimator:
+        """The estimator with ``params``, its private steps set to spend ``mu`` in total."""
+        est = clone(self.estimator).set_params(**params)  # unknown names raise here
+        steps = private_steps(est)
+        owned = {f"{prefix}{name}" for prefix, _ in steps for name in _SEARCH_OWNED}
+        if owned & params.keys():
+            raise ValueError(
+                f"The grid sets {sorted(owned & params.keys())}: the search sets every "
+                "candidate's epsilon from its own budget, charges its own accountant and "
+                "draws the noise from its own random_state. Remove them from the grid.")
+        for step in self._all_steps(est):
+            if hasattr(step, "_parameter_constraints"):
+                _validate_constraints(step._parameter_constraints, step.get_params(deep=False),
+                                      caller_name=type(step).__name__)
+        return est.set_params(**budget_params(est, mu, [state] * len(steps)))
+
+    @staticmethod
+    def _all_steps(est) -> list:
+        if hasattr(est, "steps"):
+            return [item for _, step in est.steps if hasattr(step, "get_params")
+                    for item in _BaseDPSearchCV._all_steps(step)]
+        return [est]
+
+    def _states(self, rng, count):
+        """Independent noise sources for the candidate fits (None in secure mode: OS entropy)."""
+        if is_secure_mode():
+            return [None] * count
+        return [np.random.default_rng(rng.integers(0, 2**62, size=4)) for _ in range(count)]
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Run the private search and, with ``refit``, fit the chosen candidate privately.
+
+        Everything that can fail on the parameters (an empty grid, an unknown
+        or invalid parameter, a grid the budget cannot cover, an estimator
+        outside the budget) fails before the accountant is charged: each
+        candidate is also run up to the point where it would charge (its own
+        checks of parameters and data) on the smallest training part, and the
+        first one on all the rows, and stopped there. Then the accountant is
+        charged once, for the whole search, and only then is any noise drawn.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        if y is None:
+            raise ValueError(f"{type(self).__name__} needs y: its score is a loss on labelled "
+                             "validation rows.")
+        check_consistent_length(X, y)
+        if issparse(X):
+            X = X.tocsr()  # rows can be indexed; the estimator says whether it takes sparse X
+        elif not hasattr(X, "iloc"):
+            X = np.asarray(X)
+        if not hasattr(y, "iloc"):
+            y = np.asarray(y)
+        if y.ndim == 2:
+            y = column_or_1d(y, warn=True)  # one column; several outputs raise
+        n = X.shape[0]
+        scoring, loss_bound = self._scoring()
+        rng = make_rng(self.random_state)
+        params_list = list(self._candidate_params(rng))
+        if not params_list:
+            raise ValueError(f"{type(self).__name__} got no candidate: the parameter grid is empty.")
+        split_list = splits(n, self.cv, rng)
+        m, k = len(params_list), len(split_list)
+        mu = mu_from_epsilon_delta(self.epsilon, self.delta)
+        mu_candidate, mu_refit = selection_budget(
+            mu, m, uses_per_row(split_list, n), self.refit, self.selection_share)
+        ledger = self._ledger()
+        candidates = [self._candidate(params, mu_candidate, None) for params in params_list]
+        if self.refit:  # the refit's share must be expressible too
+            for params in params_list:
+                self._candidate(params, mu_refit, None)
+        # Dry runs up to the charge: the first candidate on all rows (the data's
+        # schema, validation rows included), every one on the smallest training
+        # part (its parameters, and checks that depend on the number of rows).
+        probe_rows = min((train for train, _ in split_list), key=len)
+        X_probe, y_probe = _rows(X, probe_rows), _rows(y, probe_rows)
+        for est, data in [(candidates[0], (X, y))] + [(c, (X_probe, y_probe)) for c in candidates]:
+            set_accountants(est, Probe(mu_candidate))
+            try:
+                est.fit(*data)
+            except ProbeDone:
+                continue
+            raise TypeError(f"{type(est).__name__} fitted without charging its accountant; a "
+                            "private search cannot vouch for it.")
+        del candidates, X_probe, y_probe
+
+        if ledger is not None:  # once, for everything, before any noise
+            ledger.charge_mu(mu, label=f"{type(self).__name__}: {m} candidates, {k} split(s)"
+                             + (", refit" if self.refit else ""))
+        states = self._states(rng, m * k)
+        noise = [np.random.default_rng(rng.integers(0, 2**62, size=4)) for _ in range(m * k)]
+        tasks = [delayed(_fit_and_score)(
+                     self._candidate(params, mu_candidate, states[c * k + j]), mu_candidate, X, y,
+                     train, val, scoring, loss_bound, noise[c * k + j],
+                     keep=not self.refit and j == 0)
+                 for c, params in enumerate(params_list)
+                 for j, (train, val) in enumerate(split_list)]
+        results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(tasks)
+
+        losses = np.array([r[0] for r in results]).reshape(m, k)
+        split_scores = score_from_loss(scoring, losses)
+        mean_scores = split_scores.mean(axis=1)
+        best = int(np.argmax(mean_scores))
+        self.cv_results_ = self._results(params_list, split_scores)
+        self.best_index_ = best
+        self.best_params_ = params_list[best]
+        self.best_score_ = float(mean_scores[best])
+        if self.refit:
+            est = self._candidate(params_list[best], mu_refit, self._states(rng, 1)[0])
+            set_accountants(est, FitAllowance(mu_refit))
+            self.best_estimator_ = est.fit(X, y)
+            forget_noise(self.best_estimator_)
+        else:
+            self.best_estimator_ = results[best * k][1]
+        set_accountants(self.best_estimator_, ledger)
+        self.scorer_ = scoring
+        self.loss_bound_ = loss_bound
+        self.n_splits_ = k
+        self.candidate_privacy_ = PrivacySpent(
+            epsilon_from_mu(mu_candidate, self.delta), float(self.delta), mu_candidate)
+        self.refit_privacy_ = (PrivacySpent(epsilon_from_mu(mu_refit, self.delta),
+                                            float(self.delta), mu_refit) if self.refit else None)
+        self.score_noise_std_ = np.array([loss_bound / (mu_candidate * len(val))
+                                          for _, val in split_list])
+        self.privacy_spent_ = PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta),
+                                           float(mu))
+        return self
+
+    def _results(self, params_list, split_scores):
+        m, k = split_scores.shape
+        results = {"params": params_list}
+        for key in sorted({key for p in params_list for key in p}):
+            column = np.ma.MaskedArray(np.empty(m, dtype=object), mask=True)
+            for i, p in enumerate(params_list):
+                if key in p:
+                    column[i] = p[key]
+            results[f"param_{key}"] = column
+        for j in range(k):
+            results[f"split{j}_test_score"] = split_scores[:, j]
+        mean = split_scores.mean(axis=1)
+        results["mean_test_score"] = mean
+        results["std_test_score"] = split_scores.std(axis=1)
+        results["rank_test_score"] = rankdata(-mean, method="min").astype(np.int32)
+        return results
+
+    # -- the chosen estimator ---------------------------------------------------
+    @property
+    def classes_(self):
+        """Class labels of the chosen classifier."""
+        check_is_fitted(self)
+        return self.best_estimator_.classes_
+
+    @property
+    def n_features_in_(self):
+        """Number of features seen during fit."""
+        try:
+            check_is_fitted(self)
+        except Exception as exc:
+            raise AttributeError(f"{type(self).__name__} has no n_features_in_ before fit.") from exc
+        return self.best_estimator_.n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """Feature names seen during fit (only for DataFrames with string column names)."""
+        try:
+            check_is_fitted(self)
+        except Exception as exc:
+            raise AttributeError(f"{type(self).__name__} has no feature_names_in_ before fit.") \
+                from exc
+        return self.best_estimator_.feature_names_in_
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with the chosen estimator (post-processing: no budget).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the chosen classifier (post-processing: no budget).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the chosen classifier (post-processing: no budget).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_estimator_has("transform"))
+    def transform(self, X):
+        """Transform with the chosen estimator (post-processing: no budget).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.transform(X)
+
+    @available_if(_estimator_has("score"))
+    def score(self, X, y):
+        """The chosen estimator's ``score`` on (X, y).
+
+        Like every ``score`` method it is computed without noise on the data
+        you pass: use it on public or test data, not on the private rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y)
+
+
+_DOC = """%(summary)s
+
+The whole search is private, not only its fits: every candidate's training,
+its validation score and the choice among them are covered by one
+(epsilon, delta) budget, composed exactly in Gaussian DP, and the
+accountant is charged once for all of it before any noise is drawn. See the
+user guide, :ref:`model_selection`.
+
+Parameters
+----------
+estimator : estimator
+    An skdp estimator (with ``epsilon``, ``delta`` and ``accountant``
+    parameters) or a :class:`~sklearn.pipeline.Pipeline` whose steps are skdp
+    estimators or stateless transformers (a step that learns from the data
+    without privacy, e.g. ``StandardScaler``, is refused). The search sets
+    the private steps' ``epsilon``, ``accountant`` and ``random_state``;
+    their own ``epsilon`` and ``delta`` only fix how they share a
+    candidate's budget (see Notes).
+%(candidates)s
+epsilon : float, default=1.0
+    Privacy budget of the whole search (fits, scores, choice and refit), in
+    (0, inf).
+delta : float, default=1e-6
+    Privacy budget of the whole search, in (0, 1).
+cv : int or float, default=0.25
+    A float in (0, 1) holds out that fraction of the rows for validation
+    (each row is trained on or scored on, once per candidate); an int k >= 2
+    is k-fold cross-validation (each row enters k releases per candidate,
+    which costs a factor sqrt(k) in each candidate's mu). The rows are
+    shuffled with ``random_state``, never split by the labels (a stratified
+    split would depend on the private data).
+scoring : {'neg_mean_squared_error', 'neg_mean_absolute_error', 'accuracy', \
+'neg_log_loss'} or None, default=None
+    The per-row loss behind the validation score: squared or absolute
+    residual, 0-1 loss, or minus the log of the probability of the true
+    class, each clipped to ``[0, loss_bound]``. None means 'accuracy' for
+    classifiers and 'neg_mean_squared_error' otherwise. Greater is better,
+    as in scikit-learn.
+loss_bound : float or None, default=None
+    Public bound on the per-row loss, > 0; larger losses count as
+    ``loss_bound``. It sets the noise of the scores (std ``loss_bound /
+    (mu_candidate * n_validation)`` on the mean loss). None means 4.0 for the
+    squared residual and 2.0 for the absolute residual (a residual of two
+    units, for labels of unit scale), log(100) for the log loss (a
+    probability below 1%% counts as 1%%); the 0-1 loss is bounded by 1. For
+    labels in a known range of width w, ``w**2`` bounds the squared error of
+    predictions inside that range.
+refit : bool, default=True
+    Fit the chosen candidate again on all the rows with ``1 -
+    selection_share`` of the budget (``best_estimator_``). False spends the
+    whole budget on the selection and keeps the chosen candidate as it was
+    fitted on the (first) training part.
+selection_share : float, default=0.4
+    Share of the budget, as a fraction of ``mu**2``, spent on the selection
+    when ``refit``; in (0, 1).
+n_jobs : int or None, default=None
+    Candidate fits run in parallel (joblib). The accountant is charged once
+    in this process; the workers charge nothing.
+accountant : BudgetAccountant or None, default=None
+    Ledger charged once per call to ``fit``, with the whole budget, after
+    every check and before any noise is drawn; a search that would exceed
+    it raises :class:`~skdp.exceptions.BudgetExceededError` and spends
+    nothing. None means the accountant the estimator's private steps carry,
+    if any (naming two different ledgers is an error).
+random_state : int, RandomState, Generator or None, default=None
+    Source of the splits, of the candidates' noise and of the scores'
+    noise. Use None (or secure mode, :func:`skdp.mechanisms.secure_mode`)
+    for real releases; a fixed seed is for tests and examples.
+verbose : int, default=0
+    joblib's progress messages (public quantities only).
+
+Attributes
+----------
+cv_results_ : dict of ndarrays
+    As scikit-learn's: ``params``, ``param_<name>`` (masked arrays),
+    ``split<j>_test_score``, ``mean_test_score``, ``std_test_score``,
+    ``rank_test_score``. Every score is a noisy release. Fit and score
+    times are not reported: timings are a side channel outside the guarantee.
+best_index_ : int
+    The candidate with the highest noisy mean score.
+best_params_ : dict
+best_score_ : float
+    Its noisy mean score. As the largest of several noisy scores it is
+    biased upwards.
+best_estimator_ : estimator
+    The chosen candidate, refitted on all the rows with ``refit_privacy_``
+    (or, with ``refit=False``, as fitted on the first training part). Its
+    private steps carry the accountant, so fitting it again charges it, and
+    their ``random_state`` is None: the search drew their noise from
+    generators it does not release (a generator's state after a fit would
+    let anyone replay the noise).
+scorer_ : str
+    The scoring used.
+loss_bound_ : float
+    The bound of the per-row loss used.
+n_splits_ : int
+candidate_privacy_ : PrivacySpent
+    Guarantee of each candidate fit and of each score, alone.
+refit_privacy_ : PrivacySpent or None
+    Guarantee of the refit (None without refit).
+score_noise_std_ : ndarray of shape (n_splits,)
+    Std of the Gaussian noise on each split's mean loss.
+privacy_spent_ : PrivacySpent
+    ``(epsilon, delta, mu)`` of the whole search.
+classes_ : ndarray
+    The chosen classifier's classes.
+n_features_in_ : int
+feature_names_in_ : ndarray of shape (n_features,)
+    Only when X is a DataFrame with string column names.
+
+See Also
+--------
+%(see_also)s
+
+Notes
+-----
+**Guarantee.** Neighbouring datasets differ in one row replaced by another;
+n is public. With mu the GDP parameter of (epsilon, delta), m candidates
+and u releases per row and candidate (1 for a hold-out ``cv``, k for k
+folds), each candidate fit and each noisy score is ``mu_c``-GDP with
+``mu_c = mu sqrt(selection_share / (m u))`` (``selection_share`` is 1
+without refit). The fit is the estimator's own guarantee at that budget;
+the score is the Gaussian mechanism on the mean of a per-row loss in
+``[0, loss_bound]`` (replace-one sensitivity ``loss_bound / n_validation``).
+A row enters at most ``m u`` of these releases, and the releases that do not
+read it cost nothing for it, so the selection is exactly
+``sqrt(m u) mu_c``-GDP by composition (Dong, Roth & Su 2022); choosing the
+best noisy score is post-processing. The refit on all rows is
+``mu sqrt(1 - selection_share)``-GDP, and the whole search composes to
+exactly mu, i.e. (epsilon, delta)-DP. Each candidate fit is given a ledger
+of exactly ``mu_c`` (so a fit that would spend more stops before drawing
+noise), and the grid itself (the candidates) is public: choose it without
+looking at the private data.
+
+**Why a hold-out split.** At a fixed budget a shared hold-out split
+(train/validation rows in parallel, candidates composed) trains every
+candidate on more rows with more budget than disjoint parts per candidate
+(each row used once) and than k-fold cross-validation, and it beats
+random-stopping selection (Papernot & Steinke 2022; Liu & Talwar 2019) on
+the grids measured (up to 24 candidates); the user guide quotes the
+comparison (``benchmarks/model_selection.py``).
+
+**Pipelines.** The private steps of a candidate share its ``mu_c`` in
+proportion to the GDP parameters of their own ``(epsilon, delta)``: a
+scaler declared with epsilon 0.5 and a regressor with epsilon 1 keep that
+ratio, rescaled so that together they spend exactly ``mu_c``. Each step's
+``epsilon`` is set to :func:`~skdp.accounting.epsilon_from_mu` of its share
+at its own ``delta``.
+
+**What it does not cover.** ``score`` is the chosen estimator's own,
+non-private ``score`` on the data you pass (use test or public data).
+Errors raised during the fits themselves (after the charge) leave the budget
+spent.
+
+Examples
+--------
+%(example)s
+"""
+
+_GRID = {
+    "summary": "Private exhaustive search over a parameter grid.",
+    "candidates": """param_grid : dict or list of dicts
+    Parameter names (with ``step__`` prefixes for a Pipeline) mapped to the
+    values to try, as for :class:`~sklearn.model_selection.GridSearchCV`.""",
+    "see_also": """DPRandomizedSearchCV : Candidates sampled from distributions.
+sklearn.model_selection.GridSearchCV : The non-private search; its scores and
+    choice are outside any skdp guarantee.""",
+    "example": """>>> import numpy as np
+>>> from skdp.linear_model import DPLinearRegressionGD
+>>> from skdp.model_selection import DPGridSearchCV
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(5_000, 3))
+>>> y = X @ np.array([1.0, -0.5, 0.25]) + rng.normal(scale=0.5, size=5_000)
+>>> search = DPGridSearchCV(DPLinearRegressionGD(), {"clip_norm": [0.01, 10.0, 1e4]},
+...                         epsilon=2.0, random_state=0).fit(X, y)
+>>> search.best_params_
+{'clip_norm': 10.0}
+>>> search.privacy_spent_.epsilon
+2.0...
+>>> np.round(search.best_estimator_.coef_, 1)
+array([ 1. , -0.5,  0.2])""",
+}
+
+_RANDOM = {
+    "summary": "Private search over parameters sampled from distributions.",
+    "candidates": """param_distributions : dict or list of dicts
+    Parameter names mapped to lists (sampled uniformly) or to distributions
+    with an ``rvs`` method, as for
+    :class:`~sklearn.model_selection.RandomizedSearchCV`. The candidates are
+    drawn with ``random_state``, without looking at the data.
+n_iter : int, default=10
+    Number of candidates (fewer if a grid of lists has fewer points). Each
+    costs budget: the candidates' mu shrinks as ``1 / sqrt(n_iter)``.""",
+    "see_also": """DPGridSearchCV : Every point of a grid.
+sklearn.model_selection.RandomizedSearchCV : The non-private search.""",
+    "example": """>>> import numpy as np
+>>> from scipy.stats import loguniform
+>>> from skdp.linear_model import DPLinearRegressionGD
+>>> from skdp.model_selection import DPRandomizedSearchCV
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(5_000, 3))
+>>> y = X @ np.array([1.0, -0.5, 0.25]) + rng.normal(scale=0.5, size=5_000)
+>>> search = DPRandomizedSearchCV(DPLinearRegressionGD(),
+...                               {"clip_norm": loguniform(0.01, 1e4)}, n_iter=4,
+...                               epsilon=2.0, random_state=0).fit(X, y)
+>>> len(search.cv_results_["params"]), search.n_splits_
+(4, 1)""",
+}
+
+
+def _doc(parts: dict) -> str:
+    return _DOC % parts
+
+
+class DPGridSearchCV(_BaseDPSearchCV):
+    __doc__ = _doc(_GRID)
+
+    _parameter_constraints: dict = {
+        **_BaseDPSearchCV._parameter_constraints,
+        "param_grid": [dict, list],
+    }
+
+    def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=1e-6, cv=0.25, scoring=None,
+                 loss_bound=None, refit=True, selection_share=0.4, n_jobs=None, accountant=None,
+                 random_state=None, verbose=0):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.delta = delta
+        self.cv = cv
+        self.scoring = scoring
+        self.loss_bound = loss_bound
+        self.refit = refit
+        self.selection_share = selection_share
+        self.n_jobs = n_jobs
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _candidate_params(self, rng):
+        return ParameterGrid(self.param_grid)
+
+
+class DPRandomizedSearchCV(_BaseDPSearchCV):
+    __doc__ = _doc(_RANDOM)
+
+    _parameter_constraints: dict = {
+        **_BaseDPSearchCV._parameter_constraints,
+        "param_distributions": [dict, list],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, estimator, param_distributions, *, n_iter=10, epsilon=1.0, delta=1e-6,
+                 cv=0.25, scoring=None, loss_bound=None, refit=True, selection_share=0.4,
+                 n_jobs=None, accountant=None, random_state=None, verbose=0):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+        self.epsilon = epsilon
+        self.delta = delta
+        self.cv = cv
+        self.scoring = scoring
+        self.loss_bound = loss_bound
+        self.refit = refit
+        self.selection_share = selection_share
+        self.n_jobs = n_jobs
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _candidate_params(self, rng):
+        seed = int(rng.integers(0, 2**31 - 1))  # the candidates are drawn without the data
+        return ParameterSampler(self.param_distributions, self.n_iter, random_state=seed)

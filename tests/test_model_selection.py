@@ -1,0 +1,360 @@
+"""Private model selection: the budget is exact, the choice is good, nothing is charged in vain."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import loguniform
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import KFold
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdp.accounting import BudgetAccountant, BudgetExceededError, mu_from_epsilon_delta
+from skdp.base import DPEstimatorMixin
+from skdp.linear_model import DPLinearRegressionGD, DPSGDClassifier
+from skdp.mechanisms import secure_mode
+from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
+
+EVENTS = []
+
+
+class _Spy(DPEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Test double: charges its budget (times `overspend`), records the fit, predicts `level`."""
+
+    def __init__(self, *, epsilon=1.0, delta=1e-6, accountant=None, random_state=None, level=0.0,
+                 charge=True, overspend=1.0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.random_state = random_state
+        self.level = level
+        self.charge = charge
+        self.overspend = overspend
+
+    def fit(self, X, y):
+        mu = self._budget_mu() * self.overspend
+        self.privacy_spent_ = self._charge(mu) if self.charge else None
+        EVENTS.append("fit")
+        self.n_fit_ = len(X)
+        self.n_features_in_ = np.asarray(X).shape[1]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), float(self.level))
+
+
+class _SpyScaler(DPEstimatorMixin, TransformerMixin, BaseEstimator):
+    """A private transformer double (identity), to test budgets split across Pipeline steps."""
+
+    def __init__(self, *, epsilon=1.0, delta=1e-6, accountant=None, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        self.privacy_spent_ = self._charge(self._budget_mu())
+        return self
+
+    def transform(self, X):
+        return X
+
+
+class _RecordingLedger(BudgetAccountant):
+    def charge_mu(self, mu, label="gaussian"):
+        EVENTS.append("charge")
+        super().charge_mu(mu, label)
+
+
+def _linear(n=20_000, p=5, seed=0, sigma=1.0):
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=p)
+    theta /= np.linalg.norm(theta)
+    X = rng.normal(size=(n, p))
+    return X, X @ theta + sigma * rng.normal(size=n)
+
+
+# -- acceptance: the clearly best candidate ---------------------------------------------
+
+def test_picks_the_sane_clip_norm_among_far_too_small_and_far_too_large():
+    # n = 2e4, p = 5, sigma = 1, epsilon = 2: each of the 3 candidates is
+    # trained on 15,000 rows at mu_c = mu sqrt(0.4 / 3) = 0.164 and scored on
+    # 5,000 rows with noise std loss_bound / (mu_c * 5000) = 4 / 819 = 0.0049 on
+    # its mean clipped squared loss. The mean losses (measured, seeds 0-4:
+    # 0.90-0.92 for the sane clip, 1.40-1.47 for clip 0.01, which barely moves
+    # from 0, 3.75-3.87 for clip 1e4, whose noise swamps it) are at least 0.48
+    # apart: a wrong pick needs the difference of two noisy scores (sd
+    # sqrt(2) * 0.0049 = 0.007) to err by over 60 sd, and the fits' own
+    # spread (0.01-0.03 across seeds, data included) is 15 times smaller than
+    # the gap. So every one of 5 seeds must pick the sane clip (a random pick
+    # would pass all 5 with probability 0.4%).
+    p = 5
+    sane = 5 * math.sqrt(p + 1)
+    for seed in range(5):
+        X, y = _linear(p=p, seed=seed)
+        search = DPGridSearchCV(DPLinearRegressionGD(), {"clip_norm": [0.01, sane, 1e4]},
+                                epsilon=2.0, delta=1e-6, random_state=seed).fit(X, y)
+        assert search.best_params_ == {"clip_norm": sane}, search.cv_results_["mean_test_score"]
+        assert search.cv_results_["rank_test_score"].tolist() == [2, 1, 3]
+
+
+# -- the budget ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cv,uses", [(0.25, 1), (3, 3)])
+def test_the_budget_composes_exactly(cv, uses):
+    X, y = _linear(n=600, seed=1)
+    grid = {"level": [0.0, 1.0, 2.0, 3.0]}
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    search = DPGridSearchCV(_Spy(), grid, epsilon=2.0, delta=1e-6, cv=cv, selection_share=0.3,
+                            accountant=acc, random_state=0).fit(X, y)
+    mu = mu_from_epsilon_delta(2.0, 1e-6)
+    assert search.privacy_spent_.mu == pytest.approx(mu, rel=1e-12)
+    assert search.privacy_spent_.epsilon == pytest.approx(2.0, rel=1e-9)
+    mu_c, mu_refit = search.candidate_privacy_.mu, search.refit_privacy_.mu
+    assert mu_c == pytest.approx(mu * math.sqrt(0.3 / (4 * uses)), rel=1e-12)
+    assert mu_refit == pytest.approx(mu * math.sqrt(0.7), rel=1e-12)
+    assert 4 * uses * mu_c**2 + mu_refit**2 == pytest.approx(mu**2, rel=1e-12)
+    # The refit spends exactly its share (its epsilon was set from it) ...
+    assert search.best_estimator_.privacy_spent_.mu == pytest.approx(mu_refit, rel=1e-9)
+    assert search.best_estimator_.privacy_spent_.mu <= mu_refit
+    # ... the ledger got one charge of the whole budget, and the refitted
+    # estimator carries it for any later fit.
+    assert [c.mu for c in acc.ledger] == [pytest.approx(mu, rel=1e-12)]
+    assert search.best_estimator_.accountant is acc
+    assert search.n_splits_ == (1 if cv == 0.25 else 3)
+
+
+def test_without_refit_the_whole_budget_selects_and_the_candidate_is_kept():
+    X, y = _linear(n=400, seed=2)
+    search = DPGridSearchCV(_Spy(), {"level": [0.0, 5.0]}, epsilon=1.0, refit=False,
+                            random_state=0).fit(X, y)
+    mu = mu_from_epsilon_delta(1.0, 1e-6)
+    assert search.refit_privacy_ is None
+    assert search.candidate_privacy_.mu == pytest.approx(mu / math.sqrt(2), rel=1e-12)
+    assert search.best_params_ == {"level": 0.0}
+    assert search.best_estimator_.n_fit_ == 300  # fitted on the training part only
+    assert search.best_estimator_.privacy_spent_.mu == pytest.approx(mu / math.sqrt(2), rel=1e-9)
+
+
+def test_pipeline_steps_share_a_candidate_budget_in_their_declared_ratio():
+    X, y = _linear(n=400, seed=3)
+    pipe = Pipeline([("scale", _SpyScaler(epsilon=0.5)), ("reg", _Spy(epsilon=1.0))])
+    search = DPGridSearchCV(pipe, {"reg__level": [0.0, 1.0]}, epsilon=1.0, refit=False,
+                            random_state=0).fit(X, y)
+    scale_mu = search.best_estimator_["scale"].privacy_spent_.mu
+    reg_mu = search.best_estimator_["reg"].privacy_spent_.mu
+    declared = mu_from_epsilon_delta(0.5, 1e-6) / mu_from_epsilon_delta(1.0, 1e-6)
+    assert scale_mu / reg_mu == pytest.approx(declared, rel=1e-9)
+    assert math.hypot(scale_mu, reg_mu) == pytest.approx(search.candidate_privacy_.mu, rel=1e-9)
+
+
+def test_the_accountant_is_charged_once_before_any_fit():
+    X, y = _linear(n=300, seed=4)
+    EVENTS.clear()
+    acc = _RecordingLedger(epsilon=5.0, delta=1e-5)
+    DPGridSearchCV(_Spy(), {"level": [0.0, 1.0, 2.0]}, cv=3, accountant=acc,
+                   random_state=0).fit(X, y)
+    # The dry runs stop at their charge (no "fit" event); then one charge,
+    # then 3 x 3 fits and the refit.
+    assert EVENTS == ["charge"] + ["fit"] * 10
+
+
+def test_the_accountant_carried_by_the_estimator_is_used():
+    X, y = _linear(n=300, seed=5)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    search = DPGridSearchCV(_Spy(accountant=acc), {"level": [0.0, 1.0]},
+                            random_state=0).fit(X, y)
+    assert len(acc.ledger) == 1 and search.best_estimator_.accountant is acc
+    other = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    with pytest.raises(ValueError, match="different accountants"):
+        DPGridSearchCV(_Spy(accountant=acc), {"level": [0.0]}, accountant=other).fit(X, y)
+    assert len(acc.ledger) == 1 and not other.ledger
+
+
+# -- bad input: clear errors before anything is charged -----------------------------------
+
+BAD = [
+    (_Spy(), {"level": []}, {}, ValueError, "non-empty"),
+    (_Spy(), [], {}, ValueError, "no candidate"),
+    (_Spy(), {"nope": [1]}, {}, ValueError, "Invalid parameter 'nope'"),
+    (DPLinearRegressionGD(), {"clip_norm": [1.0, -1.0]}, {}, ValueError, "clip_norm"),
+    (DPLinearRegressionGD(), {"n_iter": [10]}, {}, ValueError, "cannot form"),  # found by the dry run
+    (_Spy(), {"epsilon": [1.0]}, {}, ValueError, "Remove them from the grid"),
+    (_Spy(), {"random_state": [1]}, {}, ValueError, "Remove them from the grid"),
+    (_Spy(delta=0.5), {"level": [0.0] * 50}, {"epsilon": 0.01}, ValueError,
+     "cannot cover one fit"),
+    (_Spy(overspend=1.5), {"level": [0.0]}, {}, BudgetExceededError, "share of the search"),
+    (_Spy(charge=False), {"level": [0.0]}, {}, TypeError, "without charging"),
+    (LinearRegression(), {"fit_intercept": [True]}, {}, ValueError, "not a private estimator"),
+    (make_pipeline(StandardScaler(), _Spy()), {"_spy__level": [0.0]}, {}, ValueError,
+     "learns from the data without privacy"),
+    (_Spy(), {"level": [0.0]}, {"cv": KFold(3)}, ValueError, "cv"),
+    (_Spy(), {"level": [0.0]}, {"cv": 500}, ValueError, "at least 500 rows, got n_samples=200"),
+    (_Spy(), {"level": [0.0]}, {"scoring": "r2"}, ValueError, "scoring"),
+    (_Spy(), {"level": [0.0]}, {"epsilon": 30.0}, BudgetExceededError, "budget exceeded"),
+]
+
+
+@pytest.mark.parametrize("estimator,grid,kwargs,error,match", BAD,
+                         ids=[b[4] for b in BAD])
+def test_bad_grids_fail_before_any_charge_or_noise(estimator, grid, kwargs, error, match):
+    X, y = _linear(n=200, seed=6)
+    acc = BudgetAccountant(epsilon=20.0, delta=1e-5)
+    EVENTS.clear()
+    with pytest.raises(error, match=match):
+        DPGridSearchCV(estimator, grid, accountant=acc, random_state=0, **kwargs).fit(X, y)
+    assert acc.ledger == []
+    # No fit ran past its charge; an estimator that never charges runs its
+    # whole fit in the dry run, whose output is discarded (nothing released).
+    assert "fit" not in EVENTS or match == "without charging"
+
+
+def test_bad_data_in_any_row_fails_before_any_charge():
+    # The first candidate's dry run reads all the rows, validation rows too.
+    X, y = _linear(n=200, seed=13)
+    for bad in range(200):
+        X_bad = X.copy()
+        X_bad[bad, 0] = np.nan
+        acc = BudgetAccountant(epsilon=20.0, delta=1e-5)
+        with pytest.raises(ValueError, match="NaN"):
+            DPGridSearchCV(DPLinearRegressionGD(), {"clip_norm": [1.0]}, accountant=acc,
+                           random_state=0).fit(X_bad, y)
+        assert acc.ledger == []
+
+
+def test_y_is_required():
+    with pytest.raises(ValueError, match="needs y"):
+        DPGridSearchCV(_Spy(), {"level": [0.0]}).fit(np.zeros((10, 2)), None)
+
+
+# -- the noisy scores ------------------------------------------------------------------
+
+def test_score_noise_has_the_calibrated_std_and_the_loss_is_clipped():
+    # Labels 10 and predictions 0 give the squared loss 100 on every row,
+    # clipped to loss_bound = 4: the noiseless mean loss is exactly 4, so the
+    # split scores are -4 + N(0, s**2) with s = score_noise_std_ = 4 / (mu_c *
+    # 75). Over 100 searches x 3 candidates (300 draws) the sample std has
+    # relative sd 1 / sqrt(2 * 299) = 4.1%; a 4-sd tolerance is 16.4%. The mean
+    # has sd s / sqrt(300); tolerance 4 of those.
+    X = np.zeros((300, 1))
+    y = np.full(300, 10.0)
+    draws, stds = [], set()
+    for seed in range(100):
+        search = DPGridSearchCV(_Spy(), {"level": [0.0, 0.0, 0.0]}, epsilon=1.0,
+                                random_state=seed).fit(X, y)
+        draws += search.cv_results_["split0_test_score"].tolist()
+        stds.add(float(search.score_noise_std_[0]))
+    (s,) = stds
+    mu_c = mu_from_epsilon_delta(1.0, 1e-6) * math.sqrt(0.4 / 3)
+    assert s == pytest.approx(4.0 / (mu_c * 75), rel=1e-12)
+    assert np.std(draws, ddof=1) == pytest.approx(s, rel=4 / math.sqrt(2 * 299))
+    assert abs(np.mean(draws) + 4.0) < 4 * s / math.sqrt(300)
+
+
+def test_same_seed_same_search_and_workers_give_the_same_result():
+    X, y = _linear(n=3000, seed=7)
+    grid = {"clip_norm": [1.0, 5.0, 20.0]}
+    est = DPLinearRegressionGD(n_iter=60, burn_in=10)
+    one = DPGridSearchCV(est, grid, cv=2, random_state=3).fit(X, y)
+    two = DPGridSearchCV(est, grid, cv=2, random_state=3, n_jobs=2).fit(X, y)  # loky processes
+    other = DPGridSearchCV(est, grid, cv=2, random_state=4).fit(X, y)
+    for key in ("split0_test_score", "split1_test_score", "mean_test_score"):
+        np.testing.assert_array_equal(one.cv_results_[key], two.cv_results_[key])
+    np.testing.assert_array_equal(one.best_estimator_.coef_, two.best_estimator_.coef_)
+    assert not np.array_equal(one.cv_results_["mean_test_score"],
+                              other.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_the_returned_estimator_does_not_carry_the_noise_generator(refit):
+    # A generator's state after the fit can be stepped back to replay the
+    # noise; the search must not release it with best_estimator_.
+    X, y = _linear(n=2000, seed=12, p=2)
+    search = DPGridSearchCV(DPLinearRegressionGD(n_iter=30, burn_in=5, random_state=7),
+                            {"clip_norm": [1.0, 5.0]}, refit=refit).fit(X, y)
+    assert search.best_estimator_.get_params()["random_state"] is None
+    pipe = make_pipeline(FunctionTransformer(), DPLinearRegressionGD(n_iter=30, burn_in=5))
+    search = DPGridSearchCV(pipe, {"dplinearregressiongd__clip_norm": [1.0]},
+                            refit=refit).fit(X, y)
+    assert search.best_estimator_[-1].random_state is None
+
+
+def test_secure_mode_refuses_a_seed_and_runs_without_one():
+    X, y = _linear(n=300, seed=8)
+    with secure_mode():
+        with pytest.raises(ValueError, match="Secure mode"):
+            DPGridSearchCV(_Spy(), {"level": [0.0, 1.0]}, random_state=0).fit(X, y)
+        search = DPGridSearchCV(_Spy(), {"level": [0.0, 1.0]}).fit(X, y)
+    assert search.best_estimator_.random_state is None
+
+
+# -- sklearn conventions -----------------------------------------------------------------
+
+def test_pandas_pipeline_keeps_feature_names_and_delegates():
+    X, y = _linear(n=4000, seed=9, p=3)
+    X = pd.DataFrame(X, columns=["age", "bmi", "bp"])
+    pipe = make_pipeline(FunctionTransformer(lambda Z: Z / 2.0),
+                         DPLinearRegressionGD(n_iter=60, burn_in=10))
+    search = DPGridSearchCV(pipe, {"dplinearregressiongd__clip_norm": [0.01, 10.0]},
+                            epsilon=2.0, random_state=0).fit(X, y)
+    assert search.best_params_ == {"dplinearregressiongd__clip_norm": 10.0}
+    assert search.feature_names_in_.tolist() == ["age", "bmi", "bp"]
+    assert search.n_features_in_ == 3
+    np.testing.assert_array_equal(search.predict(X[:5]), search.best_estimator_.predict(X[:5]))
+    assert np.isfinite(search.score(X, y))
+    results = pd.DataFrame(search.cv_results_)
+    assert {"param_dplinearregressiongd__clip_norm", "mean_test_score",
+            "rank_test_score"} <= set(results.columns)
+    assert not any("time" in c for c in results.columns)  # timings are not released
+
+
+def test_classifier_scores_accuracy_and_delegates_probabilities():
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(4000, 3))
+    y = (X @ np.array([2.0, -1.0, 0.5]) + rng.logistic(size=4000) > 0).astype(int)
+    search = DPGridSearchCV(DPSGDClassifier(classes=[0, 1]), {"learning_rate": [0.05, 0.2]},
+                            epsilon=2.0, random_state=0).fit(X, y)
+    assert search.scorer_ == "accuracy" and search.loss_bound_ == 1.0
+    assert search.classes_.tolist() == [0, 1]
+    assert search.predict_proba(X[:4]).shape == (4, 2)
+    # Both rates learn the sign pattern: accuracies near the Bayes rate (~0.8),
+    # far from 0.5, with score noise std 1 / (mu_c * 1000) = 1 / 200 = 0.005.
+    assert np.all(search.cv_results_["mean_test_score"] > 0.7)
+    log_loss = DPGridSearchCV(DPSGDClassifier(classes=[0, 1]), {"learning_rate": [0.05]},
+                              scoring="neg_log_loss", random_state=0).fit(X, y)
+    assert log_loss.loss_bound_ == pytest.approx(math.log(100))
+    assert -math.log(100) < log_loss.best_score_ < 0
+
+
+def test_randomized_search_draws_n_iter_candidates_without_the_data():
+    X, y = _linear(n=500, seed=11)
+    dist = {"level": loguniform(0.01, 10.0)}
+    a = DPRandomizedSearchCV(_Spy(), dist, n_iter=5, random_state=0).fit(X, y)
+    b = DPRandomizedSearchCV(_Spy(), dist, n_iter=5, random_state=0).fit(X * 100, y)
+    assert len(a.cv_results_["params"]) == 5
+    assert a.cv_results_["params"] == b.cv_results_["params"]  # the data do not matter
+    mu = mu_from_epsilon_delta(1.0, 1e-6)
+    assert a.candidate_privacy_.mu == pytest.approx(mu * math.sqrt(0.4 / 5), rel=1e-12)
+
+
+def test_init_stores_parameters_and_unfitted_search_has_no_attributes():
+    search = DPGridSearchCV(_Spy(), {"level": [0.0]}, epsilon=3.0, cv=4)
+    assert search.get_params()["cv"] == 4 and search.get_params()["epsilon"] == 3.0
+    assert not hasattr(search, "n_features_in_")
+    assert not hasattr(search, "best_estimator_")
+
+
+@parametrize_with_checks([
+    DPGridSearchCV(DPLinearRegressionGD(epsilon=1e4, n_iter=60, burn_in=10),
+                   {"clip_norm": [1.0, 10.0]}, epsilon=1e5, random_state=0),
+    DPRandomizedSearchCV(DPLinearRegressionGD(epsilon=1e4, n_iter=60, burn_in=10),
+                         {"clip_norm": loguniform(1.0, 10.0)}, n_iter=2, epsilon=1e5,
+                         random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    # A large budget keeps the noise small enough for sklearn's accuracy checks.
+    check(estimator)
