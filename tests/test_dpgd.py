@@ -1,8 +1,10 @@
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -42,33 +44,58 @@ def test_algorithm_matches_a_direct_implementation():
 
 
 @pytest.mark.parametrize("ci_method", ["batched_means", "checkpoints", "independent_runs"])
-def test_noise_is_calibrated_to_the_whole_budget(ci_method):
+@pytest.mark.parametrize("clip_norm", [None, 2.0])
+def test_every_release_is_calibrated_to_its_share_of_the_budget(ci_method, clip_norm):
     X, y, _ = _data()
-    reg = DPLinearRegressionGD(epsilon=0.7, delta=1e-7, n_iter=300, clip_norm=2.0,
-                               norm_bound=4.0, ci_method=ci_method, random_state=0).fit(X, y)
+    reg = DPLinearRegressionGD(epsilon=0.7, delta=1e-7, clip_norm=clip_norm, ci_method=ci_method,
+                               random_state=0).fit(X, y)
     mu = mu_from_epsilon_delta(0.7, 1e-7)
+    shares = reg.privacy_shares_
+    assert sum(shares.values()) == pytest.approx(1.0, rel=1e-12)
+    assert ("clip_quantile" in shares) == (clip_norm is None)
+    assert "gram_bound" in shares  # no declared bounds: the Gram row bound is a private quantile
+    # Gradient steps: sensitivity 2 clip / n each, n_iter_ of them, composed in GDP.
     n = len(X)
-    # Gradient steps: sensitivity 2 clip / n each; statistics: 2 norm_bound^2.
-    step_mus = [2 * 2.0 / n / reg.noise_std_] * reg.n_iter_
-    stats_std = 2 * 4.0**2 / (mu * math.sqrt(0.1))
-    assert compose_mu(*step_mus, 2 * 4.0**2 / stats_std) == pytest.approx(mu, rel=1e-9)
-    assert reg.n_iter_ == 300
+    step_mus = [2 * reg.clip_norm_ / n / reg.noise_std_] * reg.n_iter_
+    assert compose_mu(*step_mus) == pytest.approx(mu * math.sqrt(shares["gradient_descent"]))
+    others = [mu * math.sqrt(v) for k, v in shares.items() if k != "gradient_descent"]
+    assert compose_mu(*step_mus, *others) == pytest.approx(mu, rel=1e-9)
     assert reg.privacy_spent_.epsilon == pytest.approx(0.7, rel=1e-9)
     assert reg.privacy_spent_.delta == 1e-7
 
 
+def test_declared_bounds_need_no_bound_quantile_and_shares_are_validated():
+    X, y, _ = _data()
+    reg = DPLinearRegressionGD(bounds_X=(-5, 5), bounds_y=(-5, 6), random_state=0).fit(X, y)
+    assert "gram_bound" not in reg.privacy_shares_
+    assert reg.norm_bound_ == pytest.approx(2.0)  # sqrt(p + 1) on the [-1, 1] scale
+    with pytest.raises(ValueError, match="gram_share"):
+        DPLinearRegressionGD(gram_share=0.5, clip_share=0.3, population_share=0.2).fit(X, y)
+    with pytest.raises(ValueError, match="population_share"):
+        DPLinearRegressionGD(gram_share=0.0).fit(X, y)
+
+
 def test_huge_epsilon_recovers_least_squares():
     X, y, _ = _data(n=500, p=4)
-    reg = DPLinearRegressionGD(epsilon=1e7, n_iter=400, clip_norm=1e3, random_state=0).fit(X, y)
+    reg = DPLinearRegressionGD(epsilon=1e7, n_iter=400, clip_norm=1e3, gram_share=0.0,
+                               population_share=0.0, random_state=0).fit(X, y)
     ols = _ols(X, y)
     # Tolerance: mu(1e7, 1e-6) = 4467, so the per-step noise is
-    # lambda = sqrt(400) * 2 * 1e3 / (500 * 4467 * sqrt(0.9)) = 0.0189. With
+    # lambda = sqrt(400) * 2 * 1e3 / (500 * 4467 * sqrt(0.95)) = 0.0184. With
     # unit feature covariance each coordinate is an AR(1) with phi = 1 - eta
-    # = 0.75 and stationary sd eta * lambda / sqrt(1 - phi^2) = 0.0071; the
-    # mean of 380 post-burn-in iterates has sd 0.0071 * sqrt((1 + phi) /
-    # ((1 - phi) 380)) = 9.7e-4. 5 sd = 5e-3 (no clipping: clip_norm = 1e3).
+    # = 0.75 and stationary sd eta * lambda / sqrt(1 - phi^2) = 0.0070; the
+    # mean of 380 post-burn-in iterates has sd 0.0070 * sqrt((1 + phi) /
+    # ((1 - phi) 380)) = 9.5e-4. 5 sd = 5e-3 (no clipping: clip_norm = 1e3).
     np.testing.assert_allclose(reg.coef_, ols[:4], atol=5e-3)
     assert reg.intercept_ == pytest.approx(ols[4], abs=5e-3)
+    # Preconditioned defaults: the private Gram's noise at mu = 4467 is ~1e-3
+    # of X^T X, so the plan is ~23 steps, and the private clip (2x a high
+    # quantile of the gradient norms) leaves the residuals (sd 0.5) unclipped.
+    # Per-step noise sqrt(23) * 2 * C / (500 * 4467 * 0.9) with C ~ 2 * 2.5 * 2
+    # is ~4e-5; 5e-3 is > 100 sd.
+    pre = DPLinearRegressionGD(epsilon=1e7, random_state=0).fit(X, y)
+    assert pre.n_iter_ < 40
+    np.testing.assert_allclose(pre.coef_, ols[:4], atol=5e-3)
 
 
 def test_seeds():
@@ -114,7 +141,9 @@ def test_dataframe_intervals_and_summary():
     assert list(ci.index) == ["age", "bmi", "bp", "intercept"]
     assert np.all(ci["lower"] < ci["upper"])
     table = reg.summary()
-    assert list(table.columns) == ["coef", "std err", "[0.025", "0.975]"]
+    assert list(table.columns) == ["coef", "std err", "t", "P>|t|", "[0.025", "0.975]"]
+    np.testing.assert_allclose(table["t"], table["coef"] / table["std err"])
+    assert np.all((table["P>|t|"] >= 0) & (table["P>|t|"] <= 1))
     np.testing.assert_allclose(table["coef"], np.append(reg.coef_, reg.intercept_))
     # Narrower at a larger alpha.
     assert np.all(np.diff(reg.conf_int(0.5).to_numpy(), axis=1) < np.diff(ci.to_numpy(), axis=1))
@@ -126,7 +155,7 @@ def test_dataframe_intervals_and_summary():
 def test_population_intervals_need_their_budget_share():
     X, y, _ = _data()
     reg = DPLinearRegressionGD(population_share=0.0, random_state=0).fit(X, y)
-    assert reg.sampling_cov_ is None
+    assert reg.sampling_cov_ is None and "population" not in reg.privacy_shares_
     with pytest.raises(ValueError, match="population_share"):
         reg.conf_int(target="population")
     with pytest.raises(ValueError, match="target"):
@@ -140,15 +169,17 @@ def _coverage(target, n, p, n_fits, seed, **params):
     covered = []
     for k in range(n_fits):
         X, y, theta = _data(n=n, p=p, seed=seed + k)
-        reg = DPLinearRegressionGD(random_state=1000 + k, **params).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            reg = DPLinearRegressionGD(random_state=1000 + k, **params).fit(X, y)
         truth = _ols(X, y) if target == "empirical" else np.append(theta, 0.5)
         ci = reg.conf_int(0.05, target=target)
         covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
     return np.mean(covered)
 
 
-@pytest.mark.parametrize("ci_method,n_iter", [("batched_means", 400), ("checkpoints", 400),
-                                              ("independent_runs", 600)])
+@pytest.mark.parametrize("ci_method,n_iter", [("batched_means", None), ("checkpoints", None),
+                                              ("independent_runs", None)])
 def test_empirical_coverage(ci_method, n_iter):
     # Nominal 95%. With 30 fits the coverage fraction has sd at most
     # sqrt(0.95 * 0.05 / 30) = 0.040 even if the 4 coordinates of a fit were
@@ -163,7 +194,7 @@ def test_population_coverage():
     # Same bound as above (30 fits, 4 sd). At n = 20000 the least-squares
     # sampling error (sd ~ 0.5 / sqrt(n) = 0.0035) is comparable to the DP
     # noise at epsilon = 5, so empirical intervals alone would under-cover.
-    cov = _coverage("population", n=20_000, p=2, n_fits=30, seed=100, epsilon=5.0, n_iter=300)
+    cov = _coverage("population", n=20_000, p=2, n_fits=30, seed=100, epsilon=5.0)
     assert 0.79 <= cov <= 1.0
 
 
@@ -193,9 +224,17 @@ def test_bad_input(X, y, match):
     ({"epsilon": -1.0}, "epsilon"),
     ({"delta": 1.0}, "delta"),
     ({"clip_norm": 0.0}, "clip_norm"),
+    ({"clip_norm": 1e300}, "clip_norm"),
+    ({"norm_bound": 1e-300}, "norm_bound"),
+    ({"norm_bound": 1e300}, "norm_bound"),
+    ({"learning_rate": 5.0}, "learning_rate"),
+    ({"bounds_X": (1.0, 1.0)}, "bounds_X"),
+    ({"bounds_X": (0.0, [1.0, 2.0])}, "bounds_X"),
+    ({"bounds_y": (0.0, np.inf)}, "bounds_y"),
+    ({"max_weight": 0.0}, "max_weight"),
     ({"n_batches": 1}, "n_batches"),
     ({"ci_method": "bootstrap"}, "ci_method"),
-    ({"ci_method": "independent_runs", "n_iter": 200}, "independent_runs"),
+    ({"ci_method": "independent_runs", "n_iter": 200, "burn_in": 20}, "independent_runs"),
     ({"n_iter": 25, "burn_in": 20}, "n_batches"),
 ])
 def test_bad_parameters(params, match):

@@ -68,6 +68,7 @@ def _dpgd(neighbour: bool, seed: int) -> float:
     X, y = _one_hot_rows(10, -100.0 if neighbour else 100.0)
     reg = DPLinearRegressionGD(epsilon=EPSILON, delta=DELTA, clip_norm=1.0, fit_intercept=False,
                                n_iter=20, burn_in=0, n_batches=2, population_share=0.0,
+                               gram_share=0.0, clip_share=0.0,
                                random_state=seed)
     return float(reg.fit(X, y).coef_[0])
 
