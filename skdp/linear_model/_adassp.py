@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from numbers import Real
 
 import numpy as np
@@ -11,8 +12,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clip_rows
-from skdp.mechanisms import gaussian_noise, make_rng, private_gram
+from skdp.mechanisms import gaussian_noise, make_rng
+from skdp.mechanisms._gram import gram_sensitivity
+from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
+from skdp.linear_model._weights import check_weights
 from skdp.utils._validation import validate_private
 
 __all__ = ["AdaSSPRegressor"]
@@ -40,6 +44,7 @@ fit_intercept : bool, default=True
 failure_probability : float, default=0.05
     The ridge makes the noisy Gram matrix positive definite except with at
     most this probability (rho in Wang, 2018).
+%(max_weight)s
 %(accountant)s
 %(random_state)s
 
@@ -57,17 +62,24 @@ Notes
 -----
 **Guarantee.** One row replaced (n public). The three releases split the
 budget's ``mu**2`` equally (each ``mu / sqrt(3)``-GDP) and compose exactly.
-Sensitivities under replace-one with ``||(x, 1)|| <= B`` and ``|y| <= B_y``:
-``lambda_min(X^T X)`` moves by at most ``B**2`` (Weyl: a rank-one PSD term
-of norm <= B**2 is removed and another added); ``X^T X`` by at most
-``2 B**2`` in Frobenius norm; ``X^T y`` by at most ``2 B B_y``.
+Sensitivities under replace-one with ``||(x, 1)|| <= B``, ``|y| <= B_y`` and
+weights at most W (``max_weight``; 1 without weights):
+``lambda_min(X^T W X)`` moves by at most ``W B**2`` (Weyl: a rank-one PSD
+term of norm <= W B**2 is removed and another added); ``X^T W X`` by at most
+``sqrt(2) W B**2`` in Frobenius norm
+(:func:`~skdp.mechanisms.private_gram`); ``X^T W y`` by at most
+``2 W B B_y``.
 
 **Departures from Wang (2018).** Noise is calibrated exactly (GDP) instead of
 with the classic Gaussian bound; sensitivities are doubled for replace-one
 adjacency; the private eigenvalue is lowered by its noise std times the
 ``1 - failure_probability`` normal quantile, and the ridge is
-``max(0, sigma_G sqrt(2 q log(2 q**2 / failure_probability)) - lambda_min)``
-with ``sigma_G`` the std of the Gram noise and q the number of coefficients.
+``max(0, sigma_G (2 sqrt(q) + 2 sqrt(log(1 / failure_probability))) -
+lambda_min)`` with ``sigma_G`` the std of the Gram noise and q the number of
+coefficients: the spectral norm of the symmetric Gaussian noise matrix
+concentrates at ``2 sqrt(q) sigma_G`` with sub-Gaussian tails
+(``P(||E|| > sigma_G (2 sqrt(q) + t)) <= exp(-t**2 / 4)``), a bound about
+half as large as Wang's ``sigma_G sqrt(2 q log(2 q**2 / rho))``.
 
 References
 ----------
@@ -91,14 +103,15 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
-        "norm_bound": [Interval(Real, 0, None, closed="neither"), None],
-        "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
+        "label_bound": [Interval(Real, 1e-100, 1e100, closed="both")],
         "fit_intercept": ["boolean"],
         "failure_probability": [Interval(Real, 0, 1, closed="neither")],
+        "max_weight": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, norm_bound=None, label_bound=2.0,
-                 fit_intercept=True, failure_probability=0.05, accountant=None,
+                 fit_intercept=True, failure_probability=0.05, max_weight=1.0, accountant=None,
                  random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -106,17 +119,21 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         self.label_bound = label_bound
         self.fit_intercept = fit_intercept
         self.failure_probability = failure_probability
+        self.max_weight = max_weight
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit from noisy sufficient statistics.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative weights at most ``max_weight`` (checked before any
+            budget is charged); the statistics become weighted sums.
 
         Returns
         -------
@@ -124,6 +141,8 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         """
         X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         n, p = X.shape
+        w = check_weights(sample_weight, n, self.max_weight)
+        W = float(self.max_weight)
         q = p + int(self.fit_intercept)
         bound = self.norm_bound if self.norm_bound is not None else 3.0 * math.sqrt(p + 1)
         mu = self._budget_mu()
@@ -131,17 +150,28 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         rng = make_rng(self.random_state)
         mu_each = mu / math.sqrt(3.0)
 
-        Z = clip_rows(np.column_stack([X, np.ones(n)]) if self.fit_intercept else X, bound)
-        yc = np.clip(y, -self.label_bound, self.label_bound)
-        gram, gram_std = private_gram(Z, fit_intercept=False, norm_bound=bound, mu=mu_each, rng=rng)
-        xty = Z.T @ yc + gaussian_noise(2.0 * bound * self.label_bound / mu_each, q, rng)
-        eig_std = bound**2 / mu_each
-        lam_min = np.linalg.eigvalsh(Z.T @ Z)[0] + gaussian_noise(eig_std, (), rng)
+        block = partial(_statistics_block, fit_intercept=self.fit_intercept, norm_bound=bound,
+                        label_bound=self.label_bound)
+        zz, zy = sum_rows(block, X, y, w)
+        upper = np.triu(gaussian_noise(gram_sensitivity(bound, W) / mu_each, (q, q), rng))
+        gram, gram_std = zz + upper + np.triu(upper, 1).T, gram_sensitivity(bound, W) / mu_each
+        xty = zy + gaussian_noise(2.0 * W * bound * self.label_bound / mu_each, q, rng)
+        eig_std = W * bound**2 / mu_each
+        lam_min = np.linalg.eigvalsh(zz)[0] + gaussian_noise(eig_std, (), rng)
         lam_min = max(float(lam_min) - eig_std * stats.norm.ppf(1 - self.failure_probability), 0.0)
-        fp = self.failure_probability
-        self.l2_penalty_ = max(0.0, gram_std * math.sqrt(2 * q * math.log(2 * q * q / fp)) - lam_min)
+        spread = 2.0 * math.sqrt(q) + 2.0 * math.sqrt(math.log(1.0 / self.failure_probability))
+        self.l2_penalty_ = max(0.0, gram_std * spread - lam_min)
         theta = np.linalg.lstsq(gram + self.l2_penalty_ * np.eye(q), xty, rcond=None)[0]
         self.coef_ = theta[:p]
         self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
         self.privacy_spent_ = spent
         return self
+
+
+def _statistics_block(Xb, yb, wb, *, fit_intercept, norm_bound, label_bound):
+    """``(sum w z z^T, sum w z y)`` over one block: rows z = (x, [1]) clipped, y clipped."""
+    Z = np.column_stack([Xb, np.ones(Xb.shape[0])]) if fit_intercept else Xb
+    Z = clip_rows(Z, norm_bound)
+    yc = np.clip(yb, -label_bound, label_bound)
+    Zw = Z if wb is None else Z * wb[:, None]
+    return Zw.T @ Z, Zw.T @ yc

@@ -24,7 +24,8 @@ from skdp.mechanisms import gaussian_noise, make_rng, private_gram
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import check_sample_weight, validate_private
+from skdp.linear_model._weights import check_weights
+from skdp.utils._validation import validate_private
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
@@ -378,7 +379,7 @@ Examples
 >>> y = X @ np.array([1.0, -0.5, 0.25]) + 0.5 + rng.normal(scale=0.5, size=20_000)
 >>> reg = DPLinearRegressionGD(epsilon=1.0, random_state=0).fit(X, y)
 >>> np.round(reg.coef_, 2)
-array([ 1.  , -0.5 ,  0.25])
+array([ 1.  , -0.5 ,  0.27])
 >>> reg.conf_int(alpha=0.05).shape
 (4, 2)
 """
@@ -511,7 +512,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                                 dtype=np.float64)
         n, p = X.shape
         q = p + int(self.fit_intercept)
-        w = check_sample_weight(sample_weight, n, self.max_weight)
+        w = check_weights(sample_weight, n, self.max_weight)
         W = float(self.max_weight)
         bx = check_bounds(self.bounds_X, p, "bounds_X")
         by = check_bounds(self.bounds_y, 1, "bounds_y")

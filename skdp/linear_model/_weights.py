@@ -1,0 +1,31 @@
+"""Sample weights of the linear models: the shared check plus the linear models' own rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skdp.utils._validation import check_sample_weight
+
+__all__ = ["check_weights"]
+
+
+def check_weights(sample_weight, n_samples: int, max_weight: float):
+    """:func:`skdp.utils._validation.check_sample_weight`, and weights that are not all zero.
+
+    All-zero weights leave no data to fit (scikit-learn's convention is a
+    ValueError); like every weight check it runs before any budget is charged.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+    n_samples : int
+    max_weight : float
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or None
+    """
+    w = check_sample_weight(sample_weight, n_samples, max_weight)
+    if w is not None and not np.any(w > 0):
+        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
+    return w
