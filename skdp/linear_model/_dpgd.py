@@ -17,7 +17,13 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import geometric_grid, gradient_clip_factors, private_quantiles, quantile_statistics
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
-from skdp.linear_model._intervals import CI_METHODS, split_estimates, t_bounds, t_interval
+from skdp.linear_model._intervals import (
+    CI_METHODS,
+    mean_standard_error,
+    split_estimates,
+    t_bounds,
+    t_interval,
+)
 from skdp.linear_model._preconditioner import gram_preconditioner, max_steps, plan_steps
 from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
@@ -34,7 +40,7 @@ __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 GD_BLOCK_ROWS = 8192
 #: Candidate clip norms and Gram row bounds (public): 2**-32 .. 2**32, ratio 2**(1/4).
 GRID = dict(lower=2.0**-32, upper=2.0**32, ratio=2.0**0.25)
-#: The clip norm is this multiple of the private quantile of the gradient norms.
+#: The clip norm is at least this multiple of the private quantile of the gradient norms.
 CLIP_FACTOR = 2.0
 #: Share of ``clip_share`` spent on the clip-norm quantile (the rest checks the clipping).
 CLIP_QUANTILE_PART = 0.8
@@ -170,6 +176,18 @@ def _quantile_level(n: int, n_steps: int, max_weight: float, mu: float, floor: f
     return max(floor, 1.0 - 4.0 * count_std / n)
 
 
+def _tail_factor(n: int, level: float, floor: float = CLIP_FACTOR) -> float:
+    """Multiple of the ``level`` quantile that reaches the largest of n gradient norms.
+
+    If the upper tail of the norms decays at least exponentially, the largest of
+    n lies below ``log(n) / log(1 / (1 - level))`` times the ``level``
+    quantile (the quantile sits at ``log(1 / (1 - level))`` scale units, the
+    maximum at about ``log(n)``). At least ``floor``. Heavier tails are
+    clipped: the private check at the estimate reports it.
+    """
+    return max(floor, math.log(n) / math.log(1.0 / (1.0 - level)))
+
+
 def _private_quantile(block, X, y, w, *extra, grid, mu, rng, max_weight):
     stats_ = sum_rows(block, X, y, w, *extra)
     return float(private_quantiles(stats_, grid, mu=mu, rng=rng, max_weight=max_weight)[0])
@@ -204,9 +222,13 @@ bounds_y : tuple (lower, upper) or None, default=None
 clip_norm : float or None, default=None
     L2 bound of each per-example gradient ``P z_i r_i`` in the preconditioned
     coordinates (where the rows have unit second moment), in [1e-100, 1e100].
-    None: ``2`` times a private quantile of the gradient norms at the pilot
-    estimate (``clip_share`` of the budget, see Notes); with ``clip_share=0``,
-    ``5 * sqrt(n_features + fit_intercept)``.
+    None: a private high quantile of the gradient norms at the pilot estimate
+    (``clip_share`` of the budget, see Notes), times
+    ``max(2, log(n) / log(1 / (1 - level)))`` so as to reach the largest norm
+    of a tail that decays exponentially; with ``clip_share=0``,
+    ``5 * sqrt(n_features + fit_intercept)``. The quantile's level is the
+    highest that the noisy search resolves safely,
+    ``max(0.5, 1 - 4 sigma / n)`` with sigma the noise std of its counts.
 learning_rate : float or None, default=None
     Step size in the preconditioned coordinates. None: 1.0 (a Newton step:
     the preconditioned Hessian has its eigenvalues in (0, 1]); 0.25 (Brown et
@@ -253,9 +275,12 @@ population_share : float, default=0.1
 norm_bound : float or None, default=None
     L2 bound on the rows ``(x_i, 1, y_i)`` of the Gram matrix (on the fitting
     scale; longer rows are clipped), in [1e-100, 1e100]. None: exact
-    (``sqrt(n_features + 1 + fit_intercept)``) when both ``bounds_X`` and
-    ``bounds_y`` are declared, else a private quantile of the row norms
-    (25%% of ``gram_share``).
+    (on the [-1, 1] scale the rows ``(x_i, 1)`` have norm at most
+    ``sqrt(n_features + fit_intercept)`` and the labels 1) when both
+    ``bounds_X`` and ``bounds_y`` are declared; else private quantiles of the
+    row norms ``||(x_i, 1)||`` and of ``|y_i|`` (25%% of ``gram_share``), each
+    at the level and with the tail factor of ``clip_norm`` (factor at least
+    1). A given ``norm_bound`` bounds both parts.
 %(max_weight)s
 verbose : int, default=0
     0 silent; 1 a few progress lines on stderr; 2 a progress bar (tqdm, if
@@ -268,8 +293,11 @@ Attributes
 coef_ : ndarray of shape (n_features,)
 intercept_ : float
 bse_ : ndarray of shape (n_features + fit_intercept,)
-    Standard errors of ``coef_`` (and ``intercept_``, last): ``sd / sqrt(m)``
-    of the m estimates, on the original scale.
+    Standard errors of ``coef_`` (and ``intercept_``, last), on the original
+    scale: ``sd / sqrt(m)`` of the m estimates; for 'batched_means' at least
+    the autocorrelation-based standard error of the mean of the iterates
+    (Geyer's initial positive sequence), which guards the interval when
+    the iterates mix slowly and neighbouring batches are correlated.
 estimates_ : ndarray of shape (n_batches, n_features + fit_intercept)
     The m private estimates behind the interval (original scale).
 sampling_cov_ : ndarray of shape (n_features + fit_intercept,) * 2 or None
@@ -537,11 +565,12 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             if norm_bound is None and bx is not None and by is not None:
                 norm_bound = math.sqrt(p + int(self.fit_intercept))
             elif norm_bound is None:
-                level = _quantile_level(n, n_search * 2, W, mus["gram_bound"], 0.75)
+                level = _quantile_level(n, n_search * 2, W, mus["gram_bound"], 0.5)
                 block = partial(_row_norm_block, fit_intercept=self.fit_intercept, grid=grid,
                                 level=level)
                 stats_ = sum_rows(block, X, y, w)
-                norm_bound, label_bound = (float(v) for v in private_quantiles(
+                factor = 1.0
+                norm_bound, label_bound = (factor * float(v) for v in private_quantiles(
                     stats_, grid, mu=mus["gram_bound"], rng=rng, max_weight=W))
             if by is None and self.norm_bound is not None:
                 label_bound = float(self.norm_bound)
@@ -564,11 +593,11 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if self.clip_norm is not None:
             clip = float(self.clip_norm)
         elif shares["clip_quantile"] > 0:
-            level = _quantile_level(n, n_search, W, mus["clip_quantile"], 0.75)
+            level = _quantile_level(n, n_search, W, mus["clip_quantile"], 0.5)
             block = partial(_quantile_block, theta=theta0, fit_intercept=self.fit_intercept,
                             grid=grid, level=level)
-            clip = CLIP_FACTOR * _private_quantile(block, X, y, w, lev, grid=grid,
-                                                   mu=mus["clip_quantile"], rng=rng, max_weight=W)
+            clip = _tail_factor(n, level) * _private_quantile(
+                block, X, y, w, lev, grid=grid, mu=mus["clip_quantile"], rng=rng, max_weight=W)
         else:
             clip = 5.0 * math.sqrt(q)
 
@@ -607,6 +636,12 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         M, offset = original_scale_map(scaling, self.fit_intercept)
         estimates_orig = estimates @ M.T + offset
         theta_orig, bse, _ = t_interval(estimates_orig, 0.05)
+        if runs == 1 and self.ci_method == "batched_means":
+            # Slowly mixing iterates make batch means correlated and their spread too
+            # small; the autocorrelation-based standard error guards against that.
+            kept = iterate_runs[0][burn:]
+            kept = kept[kept.shape[0] % self.n_batches:]
+            bse = np.maximum(bse, mean_standard_error(kept @ M.T))
         cov_orig = None if sampling_cov is None else M @ sampling_cov @ M.T
         released = [theta_orig, bse] + ([] if cov_orig is None else [cov_orig])
         if not all(np.all(np.isfinite(a)) for a in released):

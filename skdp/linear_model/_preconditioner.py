@@ -12,9 +12,13 @@ matrix concentrates at ``2 sqrt(q)`` entry standard deviations, and 6 more
 make a larger norm a ``< 1e-4`` event). Then ``A_hat + r I >= A`` and the
 preconditioned Hessian ``P A P`` has every eigenvalue in ``(0, 1]``: gradient
 descent in the coordinates ``w = P^{-1} theta`` with step 1 is stable and
-contracts each direction by ``1 - lambda``. Its smallest eigenvalue is at least
-``(lambda_min(A_hat) - r) / (lambda_min(A_hat) + r)``, which sets how many
-steps make the iterates stationary (:func:`plan_steps`).
+contracts each direction by ``1 - lambda``. Its smallest eigenvalue is about
+``(lambda_min(A_hat) - e) / (lambda_min(A_hat) + r)`` with ``e = noise_std 2
+sqrt(q) / n`` the typical norm of the noise (``r`` in place of ``e`` would be
+a high-probability lower bound, too pessimistic to plan with); it sets how
+many steps make the iterates stationary (:func:`plan_steps`). The plan needs
+no guarantee: the interval's standard error also guards against slow mixing
+(:func:`~skdp.linear_model._intervals.mean_standard_error`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ __all__ = ["Preconditioner", "gram_preconditioner", "max_steps", "plan_steps"]
 #: Ridge in units of the Gram noise std per row: 2 sqrt(q) + RIDGE_MARGIN.
 RIDGE_MARGIN = 6.0
 #: Slowest contraction the step plan assumes (a smaller bound is raised to it).
-MIN_CONTRACTION = 0.02
+MIN_CONTRACTION = 0.005
 
 
 class Preconditioner(NamedTuple):
@@ -61,7 +65,7 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int) -> Precondit
     Preconditioner
         ``pilot`` is the ridge solution ``(A_hat + r I)^{-1} b_hat`` with
         ``b_hat = Z^T W y / n`` (noisy): a start for gradient descent.
-        ``min_eigenvalue`` is the lower bound of the module notes, at least 0.
+        ``min_eigenvalue`` is the estimate of the module notes, at least 0.
         ``eigenvalues`` (floored at 0) and ``eigenvectors`` are those of
         ``A_hat``.
     """
@@ -74,7 +78,8 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int) -> Precondit
     inv = 1.0 / (lam + ridge) if ridge > 0 else 1.0 / np.maximum(lam, np.finfo(float).tiny)
     root = (V * np.sqrt(inv)) @ V.T
     square = (V * inv) @ V.T
-    low = float(np.min((lam - ridge) / (lam + ridge))) if ridge > 0 else 1.0
+    typical = float(noise_std) * 2.0 * math.sqrt(q) / n  # typical spectral norm of the noise
+    low = float(np.min((lam - typical) / (lam + ridge))) if ridge > 0 else 1.0
     return Preconditioner(root, square, square @ b_hat, max(low, 0.0), ridge, lam, V)
 
 
@@ -84,9 +89,9 @@ def max_steps(n: int, q: int, mu: float, max_weight: float = 1.0) -> int:
     With T steps the noise on each mean gradient has std ``s = sqrt(T) 2 W C /
     (n mu)`` per coordinate; it moves the iterates, in the preconditioned
     coordinates, by about s per direction, and a row's gradient norm by about
-    ``||P z|| s ~ sqrt(q) s``. Keeping that below ``C / 2`` (so that the
-    clipping stays inactive near the least-squares solution and the iteration
-    stays linear) gives ``T <= (n mu / (4 W sqrt(q)))**2``. Public quantities
+    ``||P z|| s ~ sqrt(q) s``. Keeping that below C (so that the clipping
+    stays mostly inactive near the least-squares solution and the iteration
+    stays linear) gives ``T <= (n mu / (2 W sqrt(q)))**2``. Public quantities
     only.
 
     Parameters
@@ -102,7 +107,7 @@ def max_steps(n: int, q: int, mu: float, max_weight: float = 1.0) -> int:
     -------
     int
     """
-    bound = (n * mu / (4.0 * max_weight * math.sqrt(q))) ** 2
+    bound = (n * mu / (2.0 * max_weight * math.sqrt(q))) ** 2
     return int(min(bound, 1e9))
 
 

@@ -14,6 +14,7 @@ def check_weights(sample_weight, n_samples: int, max_weight: float):
 
     All-zero weights leave no data to fit (scikit-learn's convention is a
     ValueError); like every weight check it runs before any budget is charged.
+    Unit weights are the unweighted fit, bit for bit: they come back as None.
 
     Parameters
     ----------
@@ -28,4 +29,6 @@ def check_weights(sample_weight, n_samples: int, max_weight: float):
     w = check_sample_weight(sample_weight, n_samples, max_weight)
     if w is not None and not np.any(w > 0):
         raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
+    if w is not None and np.all(w == 1.0):
+        return None
     return w
