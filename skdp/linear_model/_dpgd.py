@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
-from skdp.clipping import geometric_grid, gradient_clip_factors, private_quantiles, quantile_statistics
+from skdp.clipping import gradient_clip_factors, quantile_statistics
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._intervals import (
     CI_METHODS,
@@ -25,21 +25,30 @@ from skdp.linear_model._intervals import (
     t_interval,
 )
 from skdp.linear_model._preconditioner import gram_preconditioner, max_steps, plan_steps
+from skdp.linear_model._private_bounds import (
+    GRID,
+    private_quantile,
+    private_row_label_bounds,
+    quantile_level,
+    tail_factor,
+)
 from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
+from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.linear_model._weights import check_weights
 from skdp.utils._validation import validate_private
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
+#: Most steps the plan takes: n_iter <= max(23, WORK / (n * q)) (about 4 s of
+#: gradient steps on this 2-core machine). A plan cut by it relies on the
+#: autocorrelation-guarded standard error and the drift check.
+WORK = 4e9
 #: Rows per block of the gradient loop: a block of X stays in cache between
 #: the two matrix-vector products, so each step reads X from memory once.
 GD_BLOCK_ROWS = 8192
-#: Candidate clip norms and Gram row bounds (public): 2**-32 .. 2**32, ratio 2**(1/4).
-GRID = dict(lower=2.0**-32, upper=2.0**32, ratio=2.0**0.25)
 #: The clip norm is at least this multiple of the private quantile of the gradient norms.
 CLIP_FACTOR = 2.0
 #: Share of ``clip_share`` spent on the clip-norm quantile (the rest checks the clipping).
@@ -154,43 +163,9 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     return iterates
 
 
-def _quantile_block(Xb, yb, wb, lev, *, theta, fit_intercept, grid, level):
+def _quantile_block(Xb, yb, wb, lev, *, theta, fit_intercept, level):
     norms = lev * np.abs(_residuals(Xb, yb, theta, fit_intercept))
-    return quantile_statistics(norms[:, None], grid, [level], wb)
-
-
-def _row_norm_block(Xb, yb, wb, *, fit_intercept, grid, level):
-    sq = np.einsum("ij,ij->i", Xb, Xb) + (1.0 if fit_intercept else 0.0)
-    return quantile_statistics(np.column_stack([np.sqrt(sq), np.abs(yb)]), grid, [level, level],
-                               wb)
-
-
-def _quantile_level(n: int, n_steps: int, max_weight: float, mu: float, floor: float) -> float:
-    """The highest quantile a noisy binary search resolves safely: 4 count-noise stds below n.
-
-    Above the quantile the signed count is at most ``(1 - level) n``; a margin
-    of 4 noise stds makes a wrong turn there (which would overshoot by up to
-    the grid's range) a ``3e-5`` event per step.
-    """
-    count_std = math.sqrt(n_steps) * max_weight / mu
-    return max(floor, 1.0 - 4.0 * count_std / n)
-
-
-def _tail_factor(n: int, level: float, floor: float = CLIP_FACTOR) -> float:
-    """Multiple of the ``level`` quantile that reaches the largest of n gradient norms.
-
-    If the upper tail of the norms decays at least exponentially, the largest of
-    n lies below ``log(n) / log(1 / (1 - level))`` times the ``level``
-    quantile (the quantile sits at ``log(1 / (1 - level))`` scale units, the
-    maximum at about ``log(n)``). At least ``floor``. Heavier tails are
-    clipped: the private check at the estimate reports it.
-    """
-    return max(floor, math.log(n) / math.log(1.0 / (1.0 - level)))
-
-
-def _private_quantile(block, X, y, w, *extra, grid, mu, rng, max_weight):
-    stats_ = sum_rows(block, X, y, w, *extra)
-    return float(private_quantiles(stats_, grid, mu=mu, rng=rng, max_weight=max_weight)[0])
+    return quantile_statistics(norms[:, None], GRID, [level], wb)
 
 
 _DOC = """Linear regression by differentially private gradient descent, with confidence intervals.
@@ -237,8 +212,10 @@ n_iter : int or None, default=None
     Total number of gradient steps, over all runs for
     ``ci_method='independent_runs'``. None: planned from the private Gram
     matrix so that the iterates are stationary after the burn-in and the
-    batches are nearly independent (see Notes), between 23 and a few
-    thousand steps; 200 with ``gram_share=0``. More steps do not cost privacy
+    batches are nearly independent (see Notes), at least 23 steps; at most
+    ``(n mu_gd / (2 W sqrt(q)))**2`` (beyond, the noise alone would push
+    the gradients past the clip norm) and ``4e9 / (n q)`` (a time budget);
+    200 with ``gram_share=0``. More steps do not cost privacy
     (the noise per step grows as ``sqrt(n_iter)``) but time.
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
@@ -556,8 +533,6 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
         mus = {k: mu * math.sqrt(v) for k, v in shares.items()}
-        grid = geometric_grid(**GRID)
-        n_search = max(1, math.ceil(math.log2(grid.shape[0])))
 
         # 1-2. Gram matrix of (z / B_z, y / B_y): preconditioner, pilot, step plan.
         root, pre, norm_bound, label_bound = None, None, self.norm_bound, 1.0
@@ -565,13 +540,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             if norm_bound is None and bx is not None and by is not None:
                 norm_bound = math.sqrt(p + int(self.fit_intercept))
             elif norm_bound is None:
-                level = _quantile_level(n, n_search * 2, W, mus["gram_bound"], 0.5)
-                block = partial(_row_norm_block, fit_intercept=self.fit_intercept, grid=grid,
-                                level=level)
-                stats_ = sum_rows(block, X, y, w)
-                factor = 1.0
-                norm_bound, label_bound = (factor * float(v) for v in private_quantiles(
-                    stats_, grid, mu=mus["gram_bound"], rng=rng, max_weight=W))
+                norm_bound, label_bound = private_row_label_bounds(
+                    X, y, w, fit_intercept=self.fit_intercept, mu=mus["gram_bound"], rng=rng,
+                    max_weight=W)
             if by is None and self.norm_bound is not None:
                 label_bound = float(self.norm_bound)
             gram, gram_std = private_gram(X / norm_bound, y / label_bound,
@@ -583,9 +554,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             pre = gram_preconditioner(gram * np.outer(scale, scale),
                                       gram_std * norm_bound**2, n)
             root = pre.root
-        cap = max_steps(n, q, mus["gradient_descent"], W)
+        noise_cap = max_steps(n, q, mus["gradient_descent"], W)
+        work_cap = max(23, int(WORK / (n * q)))
         runs, per_run, burn, wanted = self._plan(None if pre is None else pre.min_eigenvalue,
-                                                 eta, cap)
+                                                 eta, min(noise_cap, work_cap))
         theta0 = np.zeros(q) if pre is None else pre.pilot
         lev = _leverage(X, root, self.fit_intercept)
 
@@ -593,11 +565,11 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if self.clip_norm is not None:
             clip = float(self.clip_norm)
         elif shares["clip_quantile"] > 0:
-            level = _quantile_level(n, n_search, W, mus["clip_quantile"], 0.5)
+            level = quantile_level(n, 1, W, mus["clip_quantile"])
             block = partial(_quantile_block, theta=theta0, fit_intercept=self.fit_intercept,
-                            grid=grid, level=level)
-            clip = _tail_factor(n, level) * _private_quantile(
-                block, X, y, w, lev, grid=grid, mu=mus["clip_quantile"], rng=rng, max_weight=W)
+                            level=level)
+            clip = tail_factor(n, level, CLIP_FACTOR) * private_quantile(
+                block, X, y, w, lev, mu=mus["clip_quantile"], rng=rng, max_weight=W)
         else:
             clip = 5.0 * math.sqrt(q)
 
@@ -649,7 +621,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "The fit overflowed on the original scale: check bounds_X/bounds_y (a tiny "
                 "range), clip_norm and norm_bound.")
 
-        if self.n_iter is None and wanted > total:
+        if self.n_iter is None and wanted > total and noise_cap < work_cap:
             warnings.warn(
                 f"The private Gram matrix asks for about {wanted} steps to converge, but at this "
                 f"budget the noise allows {total} (more steps would make the clipping bite on "

@@ -19,6 +19,7 @@ from skdp.clipping import (
     squared_loss_residuals,
 )
 from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import (
     CorrelatedNoise,
     cyclic_sensitivity_factor,
@@ -26,9 +27,8 @@ from skdp.mechanisms import (
     toeplitz_sensitivity_factor,
 )
 from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, private_step_inputs
-from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.linear_model._weights import check_weights
 from skdp.utils._progress import Progress
+from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
