@@ -377,6 +377,18 @@ def test_max_weight_scales_the_noise_and_weights_count_as_repeats():
                        ).fit(X, y, np.full(2000, 2.0))
 
 
+def test_zero_weights_drop_rows():
+    # At a huge epsilon, weights 0 on half the rows give the fit on the other half.
+    X, y = _regression(n=1000)
+    w = np.r_[np.ones(500), np.zeros(500)]
+    a = DPSGDRegressor(epsilon=1e9, random_state=0).fit(X, y, sample_weight=w)
+    assert np.all(np.isfinite(a.coef_))
+    y_bad = y.copy()
+    y_bad[500:] = 1e6  # rows with weight 0 must not matter
+    b = DPSGDRegressor(epsilon=1e9, random_state=0).fit(X, y_bad, sample_weight=w)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-6)
+
+
 def test_verbose_prints_steps_to_stderr(capsys):
     X, y = _regression(n=640)
     DPSGDRegressor(verbose=1, batch_size=64, random_state=0).fit(X, y)

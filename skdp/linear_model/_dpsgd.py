@@ -109,8 +109,8 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
         # clip(w_i g_i) would cap the weight; w_i clip(g_i) is what the noise pays for:
         # pass the residuals times w_i and the row norms divided by w_i, so the clip
         # factors are those of g_i and the sum is sum_i w_i f_i r_i x_i.
-        with np.errstate(divide="ignore"):
-            row_norms = row_norms / w
+        # A zero weight gets norm 0 (factor 1) and residual 0: it adds nothing.
+        row_norms = np.divide(row_norms, w, out=np.zeros_like(row_norms), where=w > 0)
     coef = np.array(coef, dtype=float)
     t = 0
     for _ in range(n_epochs):
