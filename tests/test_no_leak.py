@@ -15,9 +15,11 @@ from skdp.clipping import clipping_report
 from skdp.linear_model import DPAMBSSGDRegressor, DPSGDClassifier, DPSGDRegressor
 
 # Noisy releases, not calibration: DPLinearRegressionGD's clip norm, Gram row bound and step
-# plan (and so its noise std) are chosen from private releases paid for with budget.
+# plan (and so its noise std), and AdaSSP's row and label bounds, are chosen from private
+# releases paid for with budget.
 PRIVATE_SCALARS = {"intercept_", "l2_penalty_", "clip_norm_", "norm_bound_", "noise_std_",
-                   "n_iter_", "burn_in_", "clipped_fraction_", "clipped_fraction_std_"}
+                   "n_iter_", "burn_in_", "clipped_fraction_", "clipped_fraction_std_",
+                   "label_bound_"}
 
 
 def _public_attributes(est):
