@@ -178,15 +178,17 @@ def _coverage(target, n, p, n_fits, seed, **params):
     return np.mean(covered)
 
 
-@pytest.mark.parametrize("ci_method,n_iter", [("batched_means", None), ("checkpoints", None),
-                                              ("independent_runs", None)])
-def test_empirical_coverage(ci_method, n_iter):
+@pytest.mark.parametrize("ci_method,n_iter,burn_in", [
+    ("batched_means", None, None), ("checkpoints", None, None),
+    # The planned independent runs take ~1e4 steps here; 10 runs of 200 keep the test short.
+    ("independent_runs", 2000, 50)])
+def test_empirical_coverage(ci_method, n_iter, burn_in):
     # Nominal 95%. With 30 fits the coverage fraction has sd at most
     # sqrt(0.95 * 0.05 / 30) = 0.040 even if the 4 coordinates of a fit were
     # perfectly correlated; 4 sd below 0.95 is 0.79. An interval that is
     # too narrow by half would cover ~70%.
     cov = _coverage("empirical", n=2000, p=3, n_fits=30, seed=0, ci_method=ci_method,
-                    n_iter=n_iter, epsilon=1.0)
+                    n_iter=n_iter, burn_in=burn_in, epsilon=1.0)
     assert 0.79 <= cov <= 1.0
 
 
