@@ -394,3 +394,26 @@ def test_verbose_prints_steps_to_stderr(capsys):
     DPSGDRegressor(verbose=1, batch_size=64, random_state=0).fit(X, y)
     err = capsys.readouterr().err
     assert "[DPSGDRegressor] step 10/10" in err and len(err.splitlines()) <= 6
+
+
+def test_bounds_give_the_original_scale():
+    # Raw columns with declared ranges: the same stream as on the columns mapped
+    # to [-1, 1] by hand (same seed), mapped back.
+    rng = np.random.default_rng(0)
+    n = 20_000
+    X = np.column_stack([rng.uniform(20, 80, n), rng.uniform(0, 500, n)])
+    y = 100 + 2.0 * X[:, 0] - 0.1 * X[:, 1] + rng.normal(0, 5, n)
+    lo, hi = np.array([18.0, 0.0]), np.array([90.0, 500.0])
+    raw = DPSGDRegressor(bounds_X=(lo, hi), bounds_y=(0, 400), epochs=3, random_state=0).fit(X, y)
+    c, s = (lo + hi) / 2, (hi - lo) / 2
+    scaled = DPSGDRegressor(bounds_X=(-1, 1), bounds_y=(-1, 1), epochs=3, random_state=0).fit(
+        (X - c) / s, (y - 200) / 200)
+    np.testing.assert_allclose(raw.coef_, 200 * scaled.coef_ / s, rtol=1e-9)
+    np.testing.assert_allclose(raw.intercept_, 200 + 200 * (scaled.intercept_ - scaled.coef_ @ (c / s)),
+                               rtol=1e-9)
+    # The model is right on the original scale (the noise at epsilon 1 is small here).
+    assert raw.score(X, y) > 0.8
+    clf = DPSGDClassifier(bounds_X=(lo, hi), classes=[0, 1], random_state=0).fit(X, y > 200)
+    assert clf.coef_.shape == (1, 2) and clf.score(X, y > 200) > 0.8
+    with pytest.raises(ValueError, match="bounds_X"):
+        DPSGDRegressor(bounds_X=(1.0, 0.0)).fit(X, y)

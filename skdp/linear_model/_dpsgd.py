@@ -19,6 +19,7 @@ from skdp.clipping import (
     squared_loss_residuals,
 )
 from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import (
     CorrelatedNoise,
@@ -213,6 +214,12 @@ eps_stability : float or None, default=None
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
     clipped gradient.%(classes)s
+bounds_X : tuple (lower, upper) or None, default=None
+    Declared range of every feature (scalars or one value per feature), known
+    without looking at the data: values are clipped to it and training runs on
+    the columns mapped to [-1, 1] (as in :class:`DPLinearRegressionGD`;
+    ``clip_norm`` applies there); ``coef_`` and ``intercept_`` are on the
+    original scale. Fixed by the first call of a stream.%(bounds_y)s
 %(max_weight)s
 verbose : int, default=0
     0 silent; 1 a few progress lines on stderr; 2 a progress bar (tqdm, if
@@ -350,6 +357,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
         "max_weight": [Interval(Real, 0, None, closed="neither")],
         "verbose": ["verbose"],
+        "bounds_X": ["array-like", None],
     }
 
     _DEFAULT_LEARNING_RATE = {"sgd": 0.1, "adagrad": 0.1, "adam": 0.01}
@@ -438,8 +446,9 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
 
     def _store(self, state: dict) -> None:
         p = self.n_features_in_
-        coef = state["coef"]
         fi = state["params"]["fit_intercept"]
+        M, offset = original_scale_map(state["scaling"], fi)
+        coef = M @ state["coef"] + (offset if state["coef"].ndim == 1 else offset[:, None])
         self._set_coef(coef[:p], coef[p] if fi else np.zeros(coef.shape[1:]))
         self.privacy_spent_ = state["spent"]
         self.noise_std_, self.second_noise_std_ = state["std1"], state["std2"]
@@ -457,8 +466,16 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                 == "scale_then_privatize" and self.optimizer != "sgd":
             raise ValueError("sample_weight is not supported with "
                              "private_moments='scale_then_privatize'.")
-        state = self._start(X.shape[0], 1 if Y.ndim == 1 else Y.shape[1], epochs) if first \
-            else self._state
+        if first:
+            bounds_y = getattr(self, "bounds_y", None)
+            scaling = make_scaling(check_bounds(self.bounds_X, X.shape[1], "bounds_X"),
+                                   check_bounds(bounds_y, 1, "bounds_y"), X.shape[1],
+                                   self.fit_intercept)
+            state = {**self._start(X.shape[0], 1 if Y.ndim == 1 else Y.shape[1], epochs),
+                     "scaling": scaling}
+        else:
+            state = self._state
+        X, Y = state["scaling"].transform(X, Y)
         self._store(self._run(X, Y, state, epochs, w))
         return self
 
@@ -467,6 +484,9 @@ class DPSGDRegressor(LinearPredictMixin, RegressorMixin, _BaseDPSGD):
     __doc__ = _DOC % {
         **PRIVACY_PARAMS_DOC, "model": "linear regression", "loss": "squared loss "
         "``(x . w + b - y)**2 / 2``", "classes": "", "classes_attr": "",
+        "bounds_y": """
+bounds_y : tuple (lower, upper) or None, default=None
+    Declared range of the label, used the same way.""",
         "coef_shape": "ndarray of shape (n_features,)", "intercept_shape": "float",
         "see_also": "DPLinearRegressionGD : Full-batch DP-GD with confidence intervals.\n"
                     "DPAMBSSGDRegressor : One pass with private adaptive clipping.",
@@ -479,11 +499,14 @@ class DPSGDRegressor(LinearPredictMixin, RegressorMixin, _BaseDPSGD):
 >>> reg.fit(X, y).coef_.round(1)
 array([ 1. , -0.5,  0.2])"""}
 
+    _parameter_constraints: dict = {**_BaseDPSGD._parameter_constraints,
+                                    "bounds_y": ["array-like", None]}
+
     def __init__(self, *, epsilon=1.0, delta=1e-6, optimizer="sgd",
                  private_moments="post_processing", noise="independent", nu=0.01, batch_size=64,
                  epochs=1, learning_rate=None, clip_norm=1.0, momentum=0.0, betas=(0.9, 0.999),
-                 eps_stability=None, fit_intercept=True, n_steps=None, max_weight=1.0, verbose=0,
-                 accountant=None, random_state=None):
+                 eps_stability=None, fit_intercept=True, n_steps=None, bounds_X=None,
+                 bounds_y=None, max_weight=1.0, verbose=0, accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.optimizer = optimizer
@@ -499,6 +522,8 @@ array([ 1. , -0.5,  0.2])"""}
         self.eps_stability = eps_stability
         self.fit_intercept = fit_intercept
         self.n_steps = n_steps
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
         self.max_weight = max_weight
         self.verbose = verbose
         self.accountant = accountant
@@ -554,6 +579,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
     __doc__ = _DOC % {
         **PRIVACY_PARAMS_DOC, "model": "logistic regression",
         "loss": "logistic loss (binary) or multinomial logistic loss (three or more classes)",
+        "bounds_y": "",
         "classes": """
 classes : array-like or None, default=None
     The labels, known in advance (public). None reads them from ``y`` in the
@@ -581,7 +607,7 @@ classes_ : ndarray of shape (n_classes,)""",
                  private_moments="post_processing", noise="independent", nu=0.01, batch_size=64,
                  epochs=1, learning_rate=None, clip_norm=1.0, momentum=0.0, betas=(0.9, 0.999),
                  eps_stability=None, fit_intercept=True, classes=None, n_steps=None,
-                 max_weight=1.0, verbose=0, accountant=None, random_state=None):
+                 bounds_X=None, max_weight=1.0, verbose=0, accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.optimizer = optimizer
@@ -598,6 +624,7 @@ classes_ : ndarray of shape (n_classes,)""",
         self.fit_intercept = fit_intercept
         self.classes = classes
         self.n_steps = n_steps
+        self.bounds_X = bounds_X
         self.max_weight = max_weight
         self.verbose = verbose
         self.accountant = accountant
