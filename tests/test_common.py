@@ -48,12 +48,9 @@ def _test_instances():
 _WEIGHTS_ARE_NOT_DUPLICATES = {
     "check_sample_weight_equivalence_on_dense_data":
         "private fits calibrate noise to the public row count: weight 2 != a repeated row"}
-_DECLARED_CLASSES = {
-    "check_classifiers_one_label_sample_weights":
-        "the label set is public: zero weights do not remove a class from a private model"}
 EXPECTED_FAILED = {"DPLinearRegressionGD": _WEIGHTS_ARE_NOT_DUPLICATES,
                    "DPSGDRegressor": _WEIGHTS_ARE_NOT_DUPLICATES,
-                   "DPSGDClassifier": {**_WEIGHTS_ARE_NOT_DUPLICATES, **_DECLARED_CLASSES}}
+                   "DPSGDClassifier": _WEIGHTS_ARE_NOT_DUPLICATES}
 _NO_WEIGHTS = {name: "sample_weight is not supported with scale_then_privatize" for name in (
     "check_sample_weights_list", "check_sample_weights_not_overwritten",
     "check_sample_weight_equivalence_on_dense_data",
