@@ -238,11 +238,14 @@ def test_bad_input(X, y, match):
     ({"ci_method": "bootstrap"}, "ci_method"),
     ({"ci_method": "independent_runs", "n_iter": 200, "burn_in": 20}, "independent_runs"),
     ({"n_iter": 25, "burn_in": 20}, "n_batches"),
+    ({"n_iter": 5}, "n_batches"),
 ])
 def test_bad_parameters(params, match):
     X, y, _ = _data(n=50)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
     with pytest.raises(ValueError, match=match):
-        DPLinearRegressionGD(**params).fit(X, y)
+        DPLinearRegressionGD(accountant=acc, **params).fit(X, y)
+    assert acc.ledger == []  # every parameter error comes before the charge
 
 
 def test_features_near_the_float_limit_give_a_finite_fit():

@@ -524,8 +524,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         declared = self.norm_bound is not None or (bx is not None and by is not None)
         shares = self._shares(declared or self.gram_share == 0)
         eta = self.learning_rate or (1.0 if self.gram_share > 0 else 0.25)
-        if self.gram_share == 0:
-            self._plan(None, eta)  # parameter errors before any budget is charged
+        # Errors of n_iter / burn_in / n_batches do not depend on the private plan:
+        # raise them before any budget is charged.
+        self._plan(None if self.gram_share == 0 else 1.0, eta)
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)
 
