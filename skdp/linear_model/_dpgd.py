@@ -42,13 +42,17 @@ from skdp.utils._validation import validate_private
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
-#: Most steps the plan takes: n_iter <= max(23, WORK / (n * q)) (about 4 s of
+#: Most steps the plan takes: n_iter <= max(23, WORK / (n * q)) (about 2 s of
 #: gradient steps on this 2-core machine). A plan cut by it relies on the
 #: autocorrelation-guarded standard error and the drift check.
-WORK = 4e9
-#: Rows per block of the gradient loop: a block of X stays in cache between
-#: the two matrix-vector products, so each step reads X from memory once.
-GD_BLOCK_ROWS = 8192
+WORK = 1.5e9
+#: Bytes of X per block of the gradient loop (~2 MB): a block stays in cache
+#: between the two matrix-vector products, so each step reads X from memory once.
+GD_BLOCK_BYTES = 1 << 21
+
+
+def _block_rows(p: int) -> int:
+    return int(min(65536, max(512, GD_BLOCK_BYTES // (8 * max(p, 1)))))
 #: The clip norm is at least this multiple of the private quantile of the gradient norms.
 CLIP_FACTOR = 2.0
 #: Share of ``clip_share`` spent on the clip-norm quantile (the rest checks the clipping).
@@ -78,9 +82,10 @@ def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
     return out
 
 
-def _leverage(X, root, fit_intercept, block_rows=GD_BLOCK_ROWS):
+def _leverage(X, root, fit_intercept):
     """``||P z_i||`` for every row (``z_i = (x_i, [1])``; P = I when root is None)."""
     n, p = X.shape
+    block_rows = _block_rows(p)
     out = np.empty(n)
     for start in range(0, n, block_rows):
         Xb = X[start:start + block_rows]
@@ -147,13 +152,14 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     lev = _leverage(X, P, fit_intercept) if leverage is None else leverage
     P2 = None if P is None else P @ P
     iterates = np.empty((n_iter, q))
+    blocks = _block_rows(p)
     # Overflow (features near the float limit) shows up as non-finite
     # iterates, which the caller reports; no warning per step.
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(n_iter):
             block = partial(_gradient_block, theta=theta, clip_norm=clip_norm,
                             fit_intercept=fit_intercept)
-            grad = sum_rows(block, X, y, sample_weight, lev, block_rows=GD_BLOCK_ROWS) / n
+            grad = sum_rows(block, X, y, sample_weight, lev, block_rows=blocks) / n
             noise = gaussian_noise(noise_std, q, rng)
             step = grad + noise if P is None else P2 @ grad + P @ noise
             theta = theta - learning_rate * step
