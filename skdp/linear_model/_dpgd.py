@@ -205,8 +205,8 @@ clip_norm : float or None, default=None
     coordinates (where the rows have unit second moment), in [1e-100, 1e100].
     None: a private high quantile of the gradient norms at the pilot estimate
     (``clip_share`` of the budget, see Notes), times
-    ``max(2, log(n) / log(1 / (1 - level)))`` so as to reach the largest norm
-    of a tail that decays exponentially; with ``clip_share=0``,
+    ``max(2, sqrt(2 log n) / Phi^{-1}((1 + level) / 2))`` so as to reach the
+    largest norm of a Gaussian tail; with ``clip_share=0``,
     ``5 * sqrt(n_features + fit_intercept)``. The quantile's level is the
     highest that the noisy search resolves safely,
     ``max(0.5, 1 - 4 sigma / n)`` with sigma the noise std of its counts.
@@ -219,8 +219,9 @@ n_iter : int or None, default=None
     ``ci_method='independent_runs'``. None: planned from the private Gram
     matrix so that the iterates are stationary after the burn-in and the
     batches are nearly independent (see Notes), at least 23 steps; at most
-    ``(n mu_gd / (2 W sqrt(q)))**2`` (beyond, the noise alone would push
-    the gradients past the clip norm) and ``4e9 / (n q)`` (a time budget);
+    ``(n mu_gd / (2 W sqrt(q)))**2 * 2 a`` with a the typical contraction
+    of a step, at most 1/2 (beyond, the noise alone would push the
+    gradients past the clip norm) and ``1.5e9 / (n q)`` (a time budget);
     200 with ``gram_share=0``. More steps do not cost privacy
     (the noise per step grows as ``sqrt(n_iter)``) but time.
 fit_intercept : bool, default=True
@@ -561,7 +562,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             pre = gram_preconditioner(gram * np.outer(scale, scale),
                                       gram_std * norm_bound**2, n)
             root = pre.root
-        noise_cap = max_steps(n, q, mus["gradient_descent"], W)
+        noise_cap = max_steps(n, q, mus["gradient_descent"], W,
+                              0.5 if pre is None else eta * pre.mean_contraction)
         work_cap = max(23, int(WORK / (n * q)))
         runs, per_run, burn, wanted = self._plan(None if pre is None else pre.min_eigenvalue,
                                                  eta, min(noise_cap, work_cap))

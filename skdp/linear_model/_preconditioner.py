@@ -46,6 +46,7 @@ class Preconditioner(NamedTuple):
     ridge: float
     eigenvalues: np.ndarray
     eigenvectors: np.ndarray
+    mean_contraction: float
 
 
 def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int) -> Preconditioner:
@@ -67,7 +68,9 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int) -> Precondit
         ``b_hat = Z^T W y / n`` (noisy): a start for gradient descent.
         ``min_eigenvalue`` is the estimate of the module notes, at least 0.
         ``eigenvalues`` (floored at 0) and ``eigenvectors`` are those of
-        ``A_hat``.
+        ``A_hat``. ``mean_contraction`` is the plug-in average eigenvalue of
+        ``P A P``, ``mean(lambda / (lambda + r))`` over the eigenvalues of
+        ``A_hat``: the typical contraction of a step.
     """
     q = gram.shape[0] - 1
     a_hat = gram[:q, :q] / n
@@ -80,19 +83,22 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int) -> Precondit
     square = (V * inv) @ V.T
     typical = float(noise_std) * 2.0 * math.sqrt(q) / n  # typical spectral norm of the noise
     low = float(np.min((lam - typical) / (lam + ridge))) if ridge > 0 else 1.0
-    return Preconditioner(root, square, square @ b_hat, max(low, 0.0), ridge, lam, V)
+    mean = float(np.mean(lam / (lam + ridge))) if ridge > 0 else 1.0
+    return Preconditioner(root, square, square @ b_hat, max(low, 0.0), ridge, lam, V, mean)
 
 
-def max_steps(n: int, q: int, mu: float, max_weight: float = 1.0) -> int:
+def max_steps(n: int, q: int, mu: float, max_weight: float = 1.0,
+              contraction: float = 0.5) -> int:
     """Most steps before the noise alone pushes the gradients past the clip norm.
 
     With T steps the noise on each mean gradient has std ``s = sqrt(T) 2 W C /
-    (n mu)`` per coordinate; it moves the iterates, in the preconditioned
-    coordinates, by about s per direction, and a row's gradient norm by about
-    ``||P z|| s ~ sqrt(q) s``. Keeping that below C (so that the clipping
-    stays mostly inactive near the least-squares solution and the iteration
-    stays linear) gives ``T <= (n mu / (2 W sqrt(q)))**2``. Public quantities
-    only.
+    (n mu)`` per coordinate. In a direction that contracts by ``a`` per step
+    (step size 1) the iterates wander by about ``s / sqrt(2 a)``, and a row's
+    gradient norm by about ``||P z|| s / sqrt(2 a) ~ sqrt(q) s / sqrt(2 a)``.
+    Keeping that below C (so that the clipping stays mostly inactive near the
+    least-squares solution and the iteration stays linear) gives
+    ``T <= (n mu / (2 W sqrt(q)))**2 * 2 a``, with ``a`` the typical
+    contraction, at most 1/2.
 
     Parameters
     ----------
@@ -102,12 +108,15 @@ def max_steps(n: int, q: int, mu: float, max_weight: float = 1.0) -> int:
     mu : float
         GDP budget of the gradient steps.
     max_weight : float, default=1.0
+    contraction : float, default=0.5
+        Typical contraction per step (:attr:`Preconditioner.mean_contraction`).
 
     Returns
     -------
     int
     """
-    bound = (n * mu / (2.0 * max_weight * math.sqrt(q))) ** 2
+    factor = 2.0 * min(max(contraction, 0.0), 0.5)
+    bound = (n * mu / (2.0 * max_weight * math.sqrt(q))) ** 2 * factor
     return int(min(bound, 1e9))
 
 

@@ -14,6 +14,7 @@ import math
 from functools import partial
 
 import numpy as np
+from scipy.stats import norm
 
 from skdp.clipping import geometric_grid, private_quantiles, quantile_statistics
 from skdp.utils._rows import sum_rows
@@ -54,12 +55,13 @@ def quantile_level(n: int, n_columns: int, max_weight: float, mu: float,
 
 
 def tail_factor(n: int, level: float, floor: float) -> float:
-    """Multiple of the ``level`` quantile that reaches the largest of n values.
+    """Multiple of the ``level`` quantile of ``|value|`` that reaches the largest of n values.
 
-    If the upper tail decays at least exponentially, the largest of n values
-    lies below ``log(n) / log(1 / (1 - level))`` times the ``level`` quantile
-    (the quantile sits at ``log(1 / (1 - level))`` scale units, the maximum at
-    about ``log(n)``). At least ``floor``.
+    For a Gaussian tail, the ``level`` quantile of ``|Z|`` is
+    ``Phi^{-1}((1 + level) / 2)`` and the largest of n is about
+    ``sqrt(2 log n)``: their ratio. At least ``floor``. Heavier tails (a
+    label with outliers) are clipped more: the private check at the estimate
+    counts it and warns when it can bias the intervals.
 
     Parameters
     ----------
@@ -71,7 +73,7 @@ def tail_factor(n: int, level: float, floor: float) -> float:
     -------
     float
     """
-    return max(floor, math.log(n) / math.log(1.0 / (1.0 - level)))
+    return max(floor, math.sqrt(2.0 * math.log(max(n, 2))) / norm.ppf((1.0 + level) / 2.0))
 
 
 def private_quantile(block, *arrays, mu: float, rng, max_weight: float) -> float:
