@@ -233,6 +233,8 @@ def test_bad_input(X, y, match):
     ({"bounds_X": (1.0, 1.0)}, "bounds_X"),
     ({"bounds_X": (0.0, [1.0, 2.0])}, "bounds_X"),
     ({"bounds_y": (0.0, np.inf)}, "bounds_y"),
+    ({"bounds_X": (0.0, 1e-200)}, "bounds_X"),
+    ({"bounds_y": (-1e200, 1e200)}, "bounds_y"),
     ({"max_weight": 0.0}, "max_weight"),
     ({"n_batches": 1}, "n_batches"),
     ({"ci_method": "bootstrap"}, "ci_method"),

@@ -38,8 +38,9 @@ def check_bounds(bounds, n_values: int, name: str):
     Raises
     ------
     ValueError
-        Naming the parameter, for a wrong shape, non-finite values, or a
-        lower bound not below its upper bound.
+        Naming the parameter, for a wrong shape, non-finite values, a lower
+        bound not below its upper bound, a bound beyond 1e50 in magnitude or
+        a range narrower than 1e-30.
     """
     if bounds is None:
         return None
@@ -56,8 +57,12 @@ def check_bounds(bounds, n_values: int, name: str):
         bad = np.flatnonzero(lower >= upper).tolist()
         raise ValueError(f"{name}: every lower bound must be below its upper bound "
                          f"(not at positions {bad}).")
-    if np.any(np.maximum(np.abs(lower), np.abs(upper)) > 1e100):
-        raise ValueError(f"{name} must lie within +-1e100.")
+    # Values are capped at 1e50 before any fit (skdp.utils._validation), and a
+    # range narrower than 1e-30 would map results back by factors that overflow.
+    if np.any(np.maximum(np.abs(lower), np.abs(upper)) > 1e50):
+        raise ValueError(f"{name} must lie within +-1e50.")
+    if np.any(upper - lower < 1e-30):
+        raise ValueError(f"{name}: every range (upper - lower) must be at least 1e-30.")
     return lower, upper
 
 
