@@ -25,7 +25,7 @@ ols = LinearRegression().fit(X, y)
 fig, ax = plt.subplots(figsize=(8, 4))
 pos = np.arange(X.shape[1])
 for k, eps in enumerate([1.0, 4.0, 16.0]):
-    reg = DPLinearRegressionGD(epsilon=eps, clip_norm=1.0, n_iter=400, random_state=0).fit(X, y)
+    reg = DPLinearRegressionGD(epsilon=eps, random_state=0).fit(X, y)
     table = reg.summary().iloc[:-1]  # without the intercept
     ax.errorbar(pos + 0.2 * k - 0.2, table["coef"],
                 yerr=[table["coef"] - table["[0.025"], table["0.975]"] - table["coef"]],

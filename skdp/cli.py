@@ -1,4 +1,4 @@
-"""The ``skdp`` command: ``skdp demo`` and ``skdp regress FILE.csv --target COLUMN``."""
+"""The ``skdp`` command: ``skdp demo`` and ``skdp regress FILE.csv --target COLUMN [--bounds B.csv]``."""
 
 from __future__ import annotations
 
@@ -17,29 +17,56 @@ class UserError(Exception):
     """A mistake in the command's input, reported in one line with exit code 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``skdp regress: error: ...``) and exit code 2."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _demo(args: argparse.Namespace) -> int:
     from skdp._demo import run_demo
 
     return run_demo(random_state=args.random_state, plots=args.plots)
 
 
-def _read_table(path: str, target: str, features: str | None):
+def _read_csv(path: str, sep: str):
     import pandas as pd
 
+    source = sys.stdin if path == "-" else path
+    name = "standard input" if path == "-" else path
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(source, sep=sep)
     except FileNotFoundError:
         raise UserError(f"no such file: {path}") from None
+    except pd.errors.EmptyDataError:
+        raise UserError(f"{name} is empty (no header row)") from None
     except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise UserError(f"cannot read {path} as CSV: {str(exc).splitlines()[0]}") from None
-    columns = [c.strip() for c in features.split(",")] if features else \
-        [c for c in frame.columns if c != target]
+        raise UserError(f"cannot read {name} as CSV: {str(exc).splitlines()[0]}") from None
+    return frame, name
+
+
+def _read_table(path: str, target: str, features: str | None, sep: str = ","):
+    import pandas as pd
+
+    frame, name = _read_csv(path, sep)
+    if features:
+        columns = [c.strip() for c in features.split(",")]
+        if target in columns:
+            raise UserError(f"the target {target!r} is also listed in --features")
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        if dup:
+            raise UserError(f"--features lists column(s) more than once: {', '.join(dup)}")
+    else:
+        columns = [c for c in frame.columns if c != target]
     missing = [c for c in [target, *columns] if c not in frame.columns]
     if missing:
-        raise UserError(f"column(s) not in {path}: {', '.join(map(str, missing))} "
+        raise UserError(f"column(s) not in {name}: {', '.join(map(str, missing))} "
                         f"(it has: {', '.join(map(str, frame.columns))})")
     if not columns:
-        raise UserError(f"{path} has no feature columns besides the target {target!r}")
+        raise UserError(f"{name} has no feature columns besides the target {target!r}")
+    if len(frame) == 0:
+        raise UserError(f"{name} has a header but no rows")
     bad = [c for c in [*columns, target] if not pd.api.types.is_numeric_dtype(frame[c])]
     if bad:
         raise UserError(f"non-numeric column(s): {', '.join(map(str, bad))}; skdp regress "
@@ -51,54 +78,107 @@ def _read_table(path: str, target: str, features: str | None):
     return frame[columns], frame[target]
 
 
+def _read_bounds(path: str, columns: list, target: str, sep: str):
+    """bounds.csv: columns ``column,lower,upper``, one row per used column (target included)."""
+    import pandas as pd
+
+    frame, name = _read_csv(path, sep)
+    need = {"column", "lower", "upper"}
+    if not need <= set(frame.columns):
+        raise UserError(f"{name} must have the columns column,lower,upper "
+                        f"(it has: {', '.join(map(str, frame.columns))})")
+    frame["column"] = frame["column"].astype(str).str.strip()
+    if frame["column"].duplicated().any():
+        dup = sorted(set(frame.loc[frame["column"].duplicated(), "column"]))
+        raise UserError(f"{name} lists column(s) more than once: {', '.join(dup)}")
+    for c in ("lower", "upper"):
+        if not pd.api.types.is_numeric_dtype(frame[c]) or frame[c].isna().any():
+            raise UserError(f"{name}: every {c} bound must be a number")
+    table = frame.set_index("column")
+    missing = [c for c in [*map(str, columns), str(target)] if c not in table.index]
+    if missing:
+        raise UserError(f"{name} has no bounds for: {', '.join(missing)}")
+    lower = table.loc[[str(c) for c in columns], "lower"].to_numpy(float)
+    upper = table.loc[[str(c) for c in columns], "upper"].to_numpy(float)
+    return (lower, upper), (float(table.loc[str(target), "lower"]),
+                            float(table.loc[str(target), "upper"]))
+
+
 def _regress(args: argparse.Namespace) -> int:
+    import warnings
+
     from sklearn.utils._param_validation import InvalidParameterError
 
     from skdp.linear_model import DPLinearRegressionGD
 
-    X, y = _read_table(args.file, args.target, args.features)
+    X, y = _read_table(args.file, args.target, args.features, args.sep)
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
+    bounds_x = bounds_y = None
+    if args.bounds is not None:
+        if args.bounds == "-" and args.file == "-":
+            raise UserError("the data and the bounds cannot both come from standard input")
+        bounds_x, bounds_y = _read_bounds(args.bounds, list(X.columns), args.target, args.sep)
     reg = DPLinearRegressionGD(epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm,
-                               ci_method=args.ci_method, random_state=args.random_state)
+                               ci_method=args.ci_method, bounds_X=bounds_x, bounds_y=bounds_y,
+                               n_iter=args.n_iter, learning_rate=args.learning_rate,
+                               fit_intercept=not args.no_intercept,
+                               random_state=args.random_state)
     try:
-        reg.fit(X, y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            reg.fit(X, y)
     except InvalidParameterError as exc:
-        raise UserError(str(exc).replace("The 'epsilon' parameter of DPLinearRegressionGD",
-                                         "--epsilon").replace(
-            "The 'delta' parameter of DPLinearRegressionGD", "--delta")) from None
+        message = str(exc)
+        for param in ("epsilon", "delta", "clip_norm", "n_iter", "learning_rate"):
+            message = message.replace(f"The '{param}' parameter of DPLinearRegressionGD",
+                                      "--" + param.replace("_", "-"))
+        raise UserError(message) from None
     except (ValueError, FloatingPointError) as exc:
         raise UserError(str(exc).splitlines()[0]) from None
-    table = reg.summary(alpha=args.alpha)
+    target = "population" if args.population else "empirical"
+    table = reg.summary(alpha=args.alpha, target=target)
     spent = reg.privacy_spent_
+    notes = [str(w.message).splitlines()[0] for w in caught]
     if args.json:
         print(json.dumps({
             "target": args.target, "n_samples": int(X.shape[0]), "ci_method": args.ci_method,
-            "alpha": args.alpha,
-            "coefficients": {str(name): {"coef": float(row.iloc[0]), "std_err": float(row.iloc[1]),
-                                         "ci_low": float(row.iloc[2]), "ci_high": float(row.iloc[3])}
+            "alpha": args.alpha, "interval_target": target,
+            "coefficients": {str(name): {"coef": float(row["coef"]),
+                                         "std_err": float(row["std err"]),
+                                         "t": float(row["t"]), "p_value": float(row["P>|t|"]),
+                                         "ci_low": float(row.iloc[4]),
+                                         "ci_high": float(row.iloc[5])}
                              for name, row in table.iterrows()},
             "privacy_spent": {"epsilon": spent.epsilon, "delta": spent.delta, "mu": spent.mu},
+            "privacy_shares": reg.privacy_shares_, "warnings": notes,
         }, indent=2))
         return 0
     import pandas as pd
 
     print(f"DPLinearRegressionGD: {args.target} ~ {' + '.join(map(str, X.columns))}")
-    clip = (f"{5 * (X.shape[1] + 1) ** 0.5:.4g} (the default, 5 sqrt(p + 1))"
-            if args.clip_norm is None else f"{args.clip_norm:g}")
-    print(f"n = {X.shape[0]}, clip_norm = {clip}, ci_method = {args.ci_method}, "
-          f"{100 * (1 - args.alpha):g}% intervals for the least-squares solution of this data")
+    scale = "original scale (declared bounds)" if args.bounds else "the data's own scale"
+    what = ("the population parameter (HC1 sandwich)" if args.population
+            else "the least-squares solution of this data")
+    print(f"n = {X.shape[0]}, ci_method = {args.ci_method}, steps = {reg.n_iter_}, "
+          f"{100 * (1 - args.alpha):g}% intervals for {what}, on {scale}")
     with pd.option_context("display.float_format", "{:10.4f}".format, "display.width", 120):
         print(table.to_string())
     print(f"Privacy spent: epsilon = {spent.epsilon:.4g}, delta = {spent.delta:g} "
           f"(mu = {spent.mu:.4g}), replace-one adjacency.")
-    print("The defaults assume features and target of unit scale; rescale with constants you "
-          "know without looking at the data.")
+    if reg.clipped_fraction_ is not None:
+        print(f"Clipped gradients at the estimate (private count): "
+              f"{100 * reg.clipped_fraction_:.2f}% (noise sd {100 * reg.clipped_fraction_std_:.2f}%)")
+    for note in notes:
+        print(f"Warning: {note}")
+    if args.bounds is None:
+        print("No --bounds given: rows are clipped at private quantiles; declare bounds from "
+              "a data dictionary for results you can trust on the original scale.")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="skdp",
         description="Differentially private estimators for scikit-learn.",
     )
@@ -122,10 +202,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit DPLinearRegressionGD on a CSV file with a header row and print a "
                     "coefficient table (coef, std err, interval) and the privacy spent.",
     )
-    regress.add_argument("file", help="CSV file with a header row")
+    regress.add_argument("file", help="CSV file with a header row ('-' reads standard input)")
     regress.add_argument("--target", required=True, help="name of the label column")
     regress.add_argument("--features", default=None,
                          help="comma-separated feature columns (default: all but the target)")
+    regress.add_argument("--bounds", metavar="BOUNDS.csv", default=None,
+                         help="CSV with columns column,lower,upper: the declared range of every "
+                              "used column, the target included (a data dictionary, not the "
+                              "data); values are clipped to it and results are on the "
+                              "original scale")
+    regress.add_argument("--sep", default=",", help="field separator of the CSV files (default ,)")
     regress.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
     regress.add_argument("--delta", type=float, default=1e-6, help="privacy budget (default 1e-6)")
     regress.add_argument("--ci-method", default="batched_means",
@@ -134,6 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="1 - confidence level of the intervals (default 0.05)")
     regress.add_argument("--clip-norm", type=float, default=None,
                          help="gradient clip norm (default: the estimator's, for unit-scale data)")
+    regress.add_argument("--n-iter", type=int, default=None,
+                         help="gradient steps (default: planned from the private Gram matrix)")
+    regress.add_argument("--learning-rate", type=float, default=None,
+                         help="step size in the preconditioned coordinates (default 1)")
+    regress.add_argument("--no-intercept", action="store_true", help="fit no intercept")
+    regress.add_argument("--population", action="store_true",
+                         help="intervals for the population parameter (adds the private "
+                              "sandwich estimate of the sampling variance)")
     regress.add_argument("--random-state", type=int, default=None,
                          help="seed (for tests only: a known seed lets anyone remove the noise)")
     regress.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -145,8 +239,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
-        parser.print_help()
-        return 0
+        parser.print_usage(sys.stderr)
+        print("skdp: error: a command is required (demo or regress); see skdp --help",
+              file=sys.stderr)
+        return EXIT_USAGE
     try:
         return args.func(args)
     except UserError as exc:

@@ -54,3 +54,67 @@ def test_bad_parameters(params):
 def test_bad_input():
     with pytest.raises(ValueError, match="NaN"):
         AdaSSPRegressor().fit(np.array([[np.nan], [1.0]]), np.ones(2))
+
+
+def test_high_dimension_no_longer_shrinks_to_zero():
+    # n = 1e5, p = 100, epsilon = 1 (issue 15: the error was 0.86, predicting 0
+    # scores 1.0). With the private row and label bounds (~1.3 sqrt(p) and ~3.4
+    # label sds instead of 3 sqrt(p + 1) and 2) and the sqrt(2) B^2 Gram
+    # sensitivity, the ridge is 0 and the error is the Gram and X^T y noise:
+    # ||(X^T X)^-1 noise|| ~ sqrt(q) sigma / n ~ 0.25 (measured 0.25-0.29 over
+    # two seeds). 0.45 is far below the old value and the trivial 1.0.
+    rng = np.random.default_rng(0)
+    n, p = 100_000, 100
+    theta = rng.normal(size=p)
+    theta /= np.linalg.norm(theta)
+    X = rng.normal(size=(n, p))
+    y = X @ theta + rng.normal(size=n)
+    est = AdaSSPRegressor(random_state=0).fit(X, y)
+    assert np.linalg.norm(est.coef_ - theta) < 0.45
+    assert est.l2_penalty_ == 0.0
+    assert set(est.privacy_shares_) == {"bounds", "gram", "xty", "eigenvalue"}
+    assert sum(est.privacy_shares_.values()) == pytest.approx(1.0)
+
+
+def test_declared_bounds_give_the_original_scale_and_no_bound_search():
+    rng = np.random.default_rng(1)
+    n = 50_000
+    X = np.column_stack([rng.uniform(20, 80, n), rng.uniform(0, 500, n)])
+    y = 100 + 2.0 * X[:, 0] - 0.1 * X[:, 1] + rng.normal(0, 5, n)
+    est = AdaSSPRegressor(epsilon=5.0, bounds_X=([18, 0], [90, 500]), bounds_y=(0, 400),
+                          random_state=0).fit(X, y)
+    assert "bounds" not in est.privacy_shares_
+    assert est.norm_bound_ == pytest.approx(np.sqrt(3)) and est.label_bound_ == 1.0
+    # OLS standard errors are ~0.002 and 0.0003 at n = 5e4; the noise at epsilon 5 on
+    # statistics of size n is of the same order; 0.05 / 0.01 are > 10 of them.
+    assert est.coef_[0] == pytest.approx(2.0, abs=0.05)
+    assert est.coef_[1] == pytest.approx(-0.1, abs=0.01)
+    assert est.intercept_ == pytest.approx(100.0, abs=3.0)
+
+
+def test_weights_before_any_charge_and_unit_weights_exact():
+    X, y = _data(500)
+    a = AdaSSPRegressor(random_state=0).fit(X, y).coef_
+    b = AdaSSPRegressor(random_state=0).fit(X, y, sample_weight=np.ones(500)).coef_
+    np.testing.assert_array_equal(a, b)
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    with pytest.raises(ValueError, match="max_weight"):
+        AdaSSPRegressor(accountant=acc).fit(X, y, sample_weight=np.full(500, 1.5))
+    assert acc.ledger == []
+    # Weighted statistics: at a huge epsilon the fit is weighted least squares.
+    w = np.r_[np.ones(250), np.full(250, 3.0)]
+    y2 = y.copy()
+    y2[250:] += X[250:, 0]
+    est = AdaSSPRegressor(epsilon=1e8, max_weight=3.0, norm_bound=50.0, label_bound=50.0,
+                          random_state=0).fit(X, y2, sample_weight=w)
+    Z = np.column_stack([X, np.ones(500)])
+    wls = np.linalg.solve(Z.T @ (Z * w[:, None]), Z.T @ (w * y2))
+    np.testing.assert_allclose(np.append(est.coef_, est.intercept_), wls, atol=1e-2)
+
+
+@pytest.mark.parametrize("params", [{"norm_bound": 1e300}, {"label_bound": 1e-300},
+                                    {"bounds_X": (1.0, 0.0)}, {"max_weight": -1.0}])
+def test_absurd_parameters_name_themselves(params):
+    X, y = _data(50)
+    with pytest.raises(ValueError, match=next(iter(params))):
+        AdaSSPRegressor(**params).fit(X, y)

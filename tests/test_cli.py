@@ -15,8 +15,9 @@ def test_version_and_help(capsys):
         main(["--version"])
     assert exc.value.code == 0
     assert skdp.__version__ in capsys.readouterr().out
-    assert main([]) == 0
-    assert "demo" in capsys.readouterr().out
+    assert main([]) == 2  # plain `skdp`: usage on stderr, exit code 2
+    err = capsys.readouterr().err
+    assert "usage: skdp" in err and "demo or regress" in err
 
 
 def test_demo_runs_every_estimator_and_reports(capsys):
@@ -59,6 +60,7 @@ def test_regress_prints_a_summary(csv_file, capsys):
     assert main(["regress", *args]) == 0
     out = capsys.readouterr().out
     assert "std err" in out and "[0.025" in out and "Privacy spent: epsilon = 1" in out
+    assert "P>|t|" in out
     assert main(["regress", *args, "--json", "--alpha", "0.1", "--epsilon", "2"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert set(report["coefficients"]) == {"age", "dose", "intercept"}
@@ -100,3 +102,80 @@ def test_module_entry_point():
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0
     assert skdp.__version__ in proc.stdout
+
+
+@pytest.fixture
+def bounded(tmp_path):
+    """A CSV on a large scale and its data dictionary (bounds known in advance)."""
+    rng = np.random.default_rng(1)
+    n = 5000
+    age = rng.uniform(20, 80, n)
+    dose = rng.uniform(0, 500, n)
+    y = 100 + 2.0 * age - 0.1 * dose + rng.normal(0, 5, n)
+    data = tmp_path / "data.csv"
+    pd.DataFrame({"age": age, "dose": dose, "y": y}).to_csv(data, index=False)
+    bounds = tmp_path / "bounds.csv"
+    pd.DataFrame({"column": ["age", "dose", "y"], "lower": [18, 0, 0],
+                  "upper": [90, 500, 400]}).to_csv(bounds, index=False)
+    return data, bounds
+
+
+def test_regress_with_bounds_reports_the_original_scale(bounded, capsys):
+    data, bounds = bounded
+    args = ["regress", str(data), "--target", "y", "--bounds", str(bounds), "--epsilon", "5",
+            "--random-state", "0", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    coef = report["coefficients"]
+    # epsilon 5, n 5000: the private slopes are within a few hundredths of 2 and -0.1
+    # (the OLS standard errors are 0.007 and 0.001; the DP noise is of that order).
+    assert coef["age"]["coef"] == pytest.approx(2.0, abs=0.1)
+    assert coef["dose"]["coef"] == pytest.approx(-0.1, abs=0.02)
+    assert coef["intercept"]["coef"] == pytest.approx(100.0, abs=8.0)
+    assert "gradient_descent" in report["privacy_shares"]
+    assert main(args[:-1] + ["--population", "--no-intercept", "--n-iter", "60",
+                             "--learning-rate", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "population" in out and "intercept" not in out.split("Privacy")[0].split("\n", 2)[2]
+
+
+def test_regress_reads_standard_input_and_another_separator(bounded, monkeypatch, capsys):
+    import io
+
+    data, bounds = bounded
+    text = pd.read_csv(data).to_csv(index=False, sep=";")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+    bounds_semi = bounds.with_suffix(".semi.csv")
+    pd.read_csv(bounds).to_csv(bounds_semi, index=False, sep=";")
+    assert main(["regress", "-", "--target", "y", "--sep", ";", "--bounds", str(bounds_semi),
+                 "--random-state", "0"]) == 0
+    assert "age" in capsys.readouterr().out
+
+
+def test_regress_independent_runs_with_defaults(csv_file, capsys):
+    assert main(["regress", str(csv_file), "--target", "outcome", "--features", "age,dose",
+                 "--ci-method", "independent_runs", "--random-state", "0"]) == 0
+
+
+@pytest.mark.parametrize("content, extra, match", [
+    ("a,b,y\n", [], "has a header but no rows"),
+    ("", [], "is empty"),
+    ("a,b,y\n1,2,3\n4,5,6\n", ["--features", "a,y"], "also listed in --features"),
+    ("a,b,y\n1,2,3\n4,5,6\n", ["--features", "a,a"], "more than once"),
+    ("a,b,y\n1,2,3\n", [], "minimum of 2"),
+    ("a,b,y\n1,2,3\n4,5,6\n", ["--epsilon", "abc"], "invalid float value: 'abc'"),
+    ("a,b,y\n1,2,3\n4,5,6\n", ["--n-iter", "0"], "--n-iter"),
+    ("a,b,y\n1,2,3\n4,5,6\n", ["--bounds", "BOUNDS"], "no bounds for: y"),
+])
+def test_regress_more_user_mistakes(tmp_path, capsys, content, extra, match):
+    path = tmp_path / "d.csv"
+    path.write_text(content)
+    (tmp_path / "b.csv").write_text("column,lower,upper\na,0,10\nb,0,10\n")
+    extra = [str(tmp_path / "b.csv") if e == "BOUNDS" else e for e in extra]
+    try:
+        code = main(["regress", str(path), "--target", "y", *extra])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and len(err.splitlines()) == 1, err

@@ -1,8 +1,10 @@
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -42,33 +44,58 @@ def test_algorithm_matches_a_direct_implementation():
 
 
 @pytest.mark.parametrize("ci_method", ["batched_means", "checkpoints", "independent_runs"])
-def test_noise_is_calibrated_to_the_whole_budget(ci_method):
+@pytest.mark.parametrize("clip_norm", [None, 2.0])
+def test_every_release_is_calibrated_to_its_share_of_the_budget(ci_method, clip_norm):
     X, y, _ = _data()
-    reg = DPLinearRegressionGD(epsilon=0.7, delta=1e-7, n_iter=300, clip_norm=2.0,
-                               norm_bound=4.0, ci_method=ci_method, random_state=0).fit(X, y)
+    reg = DPLinearRegressionGD(epsilon=0.7, delta=1e-7, clip_norm=clip_norm, ci_method=ci_method,
+                               random_state=0).fit(X, y)
     mu = mu_from_epsilon_delta(0.7, 1e-7)
+    shares = reg.privacy_shares_
+    assert sum(shares.values()) == pytest.approx(1.0, rel=1e-12)
+    assert ("clip_quantile" in shares) == (clip_norm is None)
+    assert "gram_bound" in shares  # no declared bounds: the Gram row bound is a private quantile
+    # Gradient steps: sensitivity 2 clip / n each, n_iter_ of them, composed in GDP.
     n = len(X)
-    # Gradient steps: sensitivity 2 clip / n each; statistics: 2 norm_bound^2.
-    step_mus = [2 * 2.0 / n / reg.noise_std_] * reg.n_iter_
-    stats_std = 2 * 4.0**2 / (mu * math.sqrt(0.1))
-    assert compose_mu(*step_mus, 2 * 4.0**2 / stats_std) == pytest.approx(mu, rel=1e-9)
-    assert reg.n_iter_ == 300
+    step_mus = [2 * reg.clip_norm_ / n / reg.noise_std_] * reg.n_iter_
+    assert compose_mu(*step_mus) == pytest.approx(mu * math.sqrt(shares["gradient_descent"]))
+    others = [mu * math.sqrt(v) for k, v in shares.items() if k != "gradient_descent"]
+    assert compose_mu(*step_mus, *others) == pytest.approx(mu, rel=1e-9)
     assert reg.privacy_spent_.epsilon == pytest.approx(0.7, rel=1e-9)
     assert reg.privacy_spent_.delta == 1e-7
 
 
+def test_declared_bounds_need_no_bound_quantile_and_shares_are_validated():
+    X, y, _ = _data()
+    reg = DPLinearRegressionGD(bounds_X=(-5, 5), bounds_y=(-5, 6), random_state=0).fit(X, y)
+    assert "gram_bound" not in reg.privacy_shares_
+    assert reg.norm_bound_ == pytest.approx(2.0)  # sqrt(p + 1) on the [-1, 1] scale
+    with pytest.raises(ValueError, match="gram_share"):
+        DPLinearRegressionGD(gram_share=0.5, clip_share=0.3, population_share=0.2).fit(X, y)
+    with pytest.raises(ValueError, match="population_share"):
+        DPLinearRegressionGD(gram_share=0.0).fit(X, y)
+
+
 def test_huge_epsilon_recovers_least_squares():
     X, y, _ = _data(n=500, p=4)
-    reg = DPLinearRegressionGD(epsilon=1e7, n_iter=400, clip_norm=1e3, random_state=0).fit(X, y)
+    reg = DPLinearRegressionGD(epsilon=1e7, n_iter=400, clip_norm=1e3, gram_share=0.0,
+                               population_share=0.0, random_state=0).fit(X, y)
     ols = _ols(X, y)
     # Tolerance: mu(1e7, 1e-6) = 4467, so the per-step noise is
-    # lambda = sqrt(400) * 2 * 1e3 / (500 * 4467 * sqrt(0.9)) = 0.0189. With
+    # lambda = sqrt(400) * 2 * 1e3 / (500 * 4467 * sqrt(0.95)) = 0.0184. With
     # unit feature covariance each coordinate is an AR(1) with phi = 1 - eta
-    # = 0.75 and stationary sd eta * lambda / sqrt(1 - phi^2) = 0.0071; the
-    # mean of 380 post-burn-in iterates has sd 0.0071 * sqrt((1 + phi) /
-    # ((1 - phi) 380)) = 9.7e-4. 5 sd = 5e-3 (no clipping: clip_norm = 1e3).
+    # = 0.75 and stationary sd eta * lambda / sqrt(1 - phi^2) = 0.0070; the
+    # mean of 380 post-burn-in iterates has sd 0.0070 * sqrt((1 + phi) /
+    # ((1 - phi) 380)) = 9.5e-4. 5 sd = 5e-3 (no clipping: clip_norm = 1e3).
     np.testing.assert_allclose(reg.coef_, ols[:4], atol=5e-3)
     assert reg.intercept_ == pytest.approx(ols[4], abs=5e-3)
+    # Preconditioned defaults: the private Gram's noise at mu = 4467 is ~1e-3
+    # of X^T X, so the plan is ~23 steps, and the private clip (2x a high
+    # quantile of the gradient norms) leaves the residuals (sd 0.5) unclipped.
+    # Per-step noise sqrt(23) * 2 * C / (500 * 4467 * 0.9) with C ~ 2 * 2.5 * 2
+    # is ~4e-5; 5e-3 is > 100 sd.
+    pre = DPLinearRegressionGD(epsilon=1e7, random_state=0).fit(X, y)
+    assert pre.n_iter_ < 40
+    np.testing.assert_allclose(pre.coef_, ols[:4], atol=5e-3)
 
 
 def test_seeds():
@@ -114,7 +141,9 @@ def test_dataframe_intervals_and_summary():
     assert list(ci.index) == ["age", "bmi", "bp", "intercept"]
     assert np.all(ci["lower"] < ci["upper"])
     table = reg.summary()
-    assert list(table.columns) == ["coef", "std err", "[0.025", "0.975]"]
+    assert list(table.columns) == ["coef", "std err", "t", "P>|t|", "[0.025", "0.975]"]
+    np.testing.assert_allclose(table["t"], table["coef"] / table["std err"])
+    assert np.all((table["P>|t|"] >= 0) & (table["P>|t|"] <= 1))
     np.testing.assert_allclose(table["coef"], np.append(reg.coef_, reg.intercept_))
     # Narrower at a larger alpha.
     assert np.all(np.diff(reg.conf_int(0.5).to_numpy(), axis=1) < np.diff(ci.to_numpy(), axis=1))
@@ -126,7 +155,7 @@ def test_dataframe_intervals_and_summary():
 def test_population_intervals_need_their_budget_share():
     X, y, _ = _data()
     reg = DPLinearRegressionGD(population_share=0.0, random_state=0).fit(X, y)
-    assert reg.sampling_cov_ is None
+    assert reg.sampling_cov_ is None and "population" not in reg.privacy_shares_
     with pytest.raises(ValueError, match="population_share"):
         reg.conf_int(target="population")
     with pytest.raises(ValueError, match="target"):
@@ -140,22 +169,26 @@ def _coverage(target, n, p, n_fits, seed, **params):
     covered = []
     for k in range(n_fits):
         X, y, theta = _data(n=n, p=p, seed=seed + k)
-        reg = DPLinearRegressionGD(random_state=1000 + k, **params).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            reg = DPLinearRegressionGD(random_state=1000 + k, **params).fit(X, y)
         truth = _ols(X, y) if target == "empirical" else np.append(theta, 0.5)
         ci = reg.conf_int(0.05, target=target)
         covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
     return np.mean(covered)
 
 
-@pytest.mark.parametrize("ci_method,n_iter", [("batched_means", 400), ("checkpoints", 400),
-                                              ("independent_runs", 600)])
-def test_empirical_coverage(ci_method, n_iter):
+@pytest.mark.parametrize("ci_method,n_iter,burn_in", [
+    ("batched_means", None, None), ("checkpoints", None, None),
+    # The planned independent runs take ~1e4 steps here; 10 runs of 200 keep the test short.
+    ("independent_runs", 2000, 50)])
+def test_empirical_coverage(ci_method, n_iter, burn_in):
     # Nominal 95%. With 30 fits the coverage fraction has sd at most
     # sqrt(0.95 * 0.05 / 30) = 0.040 even if the 4 coordinates of a fit were
     # perfectly correlated; 4 sd below 0.95 is 0.79. An interval that is
     # too narrow by half would cover ~70%.
     cov = _coverage("empirical", n=2000, p=3, n_fits=30, seed=0, ci_method=ci_method,
-                    n_iter=n_iter, epsilon=1.0)
+                    n_iter=n_iter, burn_in=burn_in, epsilon=1.0)
     assert 0.79 <= cov <= 1.0
 
 
@@ -163,7 +196,7 @@ def test_population_coverage():
     # Same bound as above (30 fits, 4 sd). At n = 20000 the least-squares
     # sampling error (sd ~ 0.5 / sqrt(n) = 0.0035) is comparable to the DP
     # noise at epsilon = 5, so empirical intervals alone would under-cover.
-    cov = _coverage("population", n=20_000, p=2, n_fits=30, seed=100, epsilon=5.0, n_iter=300)
+    cov = _coverage("population", n=20_000, p=2, n_fits=30, seed=100, epsilon=5.0)
     assert 0.79 <= cov <= 1.0
 
 
@@ -193,15 +226,28 @@ def test_bad_input(X, y, match):
     ({"epsilon": -1.0}, "epsilon"),
     ({"delta": 1.0}, "delta"),
     ({"clip_norm": 0.0}, "clip_norm"),
+    ({"clip_norm": 1e300}, "clip_norm"),
+    ({"norm_bound": 1e-300}, "norm_bound"),
+    ({"norm_bound": 1e300}, "norm_bound"),
+    ({"learning_rate": 5.0}, "learning_rate"),
+    ({"bounds_X": (1.0, 1.0)}, "bounds_X"),
+    ({"bounds_X": (0.0, [1.0, 2.0])}, "bounds_X"),
+    ({"bounds_y": (0.0, np.inf)}, "bounds_y"),
+    ({"bounds_X": (0.0, 1e-200)}, "bounds_X"),
+    ({"bounds_y": (-1e200, 1e200)}, "bounds_y"),
+    ({"max_weight": 0.0}, "max_weight"),
     ({"n_batches": 1}, "n_batches"),
     ({"ci_method": "bootstrap"}, "ci_method"),
-    ({"ci_method": "independent_runs", "n_iter": 200}, "independent_runs"),
+    ({"ci_method": "independent_runs", "n_iter": 200, "burn_in": 20}, "independent_runs"),
     ({"n_iter": 25, "burn_in": 20}, "n_batches"),
+    ({"n_iter": 5}, "n_batches"),
 ])
 def test_bad_parameters(params, match):
     X, y, _ = _data(n=50)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
     with pytest.raises(ValueError, match=match):
-        DPLinearRegressionGD(**params).fit(X, y)
+        DPLinearRegressionGD(accountant=acc, **params).fit(X, y)
+    assert acc.ledger == []  # every parameter error comes before the charge
 
 
 def test_features_near_the_float_limit_give_a_finite_fit():
@@ -212,3 +258,165 @@ def test_features_near_the_float_limit_give_a_finite_fit():
     reg = DPLinearRegressionGD(random_state=0).fit(X, np.ones(30))
     assert np.all(np.isfinite(reg.coef_)) and np.isfinite(reg.intercept_)
     assert np.all(np.isfinite(reg.conf_int()))
+
+
+# -- weights, bounds, progress, warnings ------------------------------------------
+
+def test_unit_weights_give_exactly_the_unweighted_fit():
+    X, y, _ = _data(n=800)
+    a = DPLinearRegressionGD(random_state=3).fit(X, y)
+    b = DPLinearRegressionGD(random_state=3).fit(X, y, sample_weight=np.ones(800))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.bse_, b.bse_)
+    np.testing.assert_array_equal(a.sampling_cov_, b.sampling_cov_)
+
+
+@pytest.mark.parametrize("weights,match", [
+    (-np.ones(100), "non-negative"), (np.full(100, np.nan), "NaN"),
+    (np.full(100, 2.0), "max_weight"), (np.zeros(100), "zero for every row"),
+    (np.ones(99), "shape"),
+])
+def test_bad_weights_raise_before_any_charge(weights, match):
+    X, y, _ = _data(n=100)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    reg = DPLinearRegressionGD(accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        reg.fit(X, y, sample_weight=weights)
+    assert acc.ledger == [] and not hasattr(reg, "coef_")
+
+
+def test_weights_scale_the_noise_and_weight_the_fit():
+    # Weight 2 on the second half: at a huge epsilon the fit is the weighted
+    # least-squares solution; with max_weight = 2 every sensitivity doubles.
+    X, y, _ = _data(n=2000)
+    y[1000:] += X[1000:, 0]  # the halves disagree, so the weights matter
+    w = np.r_[np.ones(1000), np.full(1000, 2.0)]
+    reg = DPLinearRegressionGD(epsilon=1e6, max_weight=2.0, random_state=0).fit(X, y, w)
+    Z = np.column_stack([X, np.ones(2000)])
+    wls = np.linalg.solve(Z.T @ (Z * w[:, None]), Z.T @ (w * y))
+    # At mu(1e6) ~ 1400 the steps' noise is ~1e-4 (same derivation as above): 5e-3 is wide.
+    np.testing.assert_allclose(np.append(reg.coef_, reg.intercept_), wls, atol=5e-3)
+    steps = [2 * 2.0 * reg.clip_norm_ / 2000 / reg.noise_std_] * reg.n_iter_
+    mu = mu_from_epsilon_delta(1e6, 1e-6)
+    assert compose_mu(*steps) == pytest.approx(mu * math.sqrt(reg.privacy_shares_["gradient_descent"]))
+
+
+def test_bounds_give_results_on_the_original_scale():
+    # The same fit, once on raw columns with declared bounds and once on the
+    # columns mapped to [-1, 1] by hand: same seed, same releases, related by
+    # the affine map of the bounds.
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = np.column_stack([rng.uniform(20, 80, n), rng.uniform(0, 500, n)])
+    y = 100 + 2.0 * X[:, 0] - 0.1 * X[:, 1] + rng.normal(0, 5, n)
+    lo, hi, ylo, yhi = np.array([18.0, 0.0]), np.array([90.0, 500.0]), 0.0, 400.0
+    raw = DPLinearRegressionGD(bounds_X=(lo, hi), bounds_y=(ylo, yhi), random_state=1).fit(X, y)
+    c, s = (lo + hi) / 2, (hi - lo) / 2
+    cy, sy = (ylo + yhi) / 2, (yhi - ylo) / 2
+    scaled = DPLinearRegressionGD(bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=1).fit(
+        (X - c) / s, (y - cy) / sy)
+    np.testing.assert_allclose(raw.coef_, sy * scaled.coef_ / s, rtol=1e-9)
+    np.testing.assert_allclose(raw.intercept_,
+                               cy + sy * (scaled.intercept_ - scaled.coef_ @ (c / s)), rtol=1e-9)
+    np.testing.assert_allclose(raw.bse_[:2], sy * scaled.bse_[:2] / s, rtol=1e-9)
+    # And the fit is right on the original scale: OLS standard errors are
+    # 0.007 and 0.0008 at n = 3000; the DP noise at epsilon 1 is a few times that.
+    assert raw.coef_ == pytest.approx([2.0, -0.1], abs=0.15)
+    ci = raw.conf_int(0.05, target="population")
+    assert np.all(ci[:2, 0] < [2.0, -0.1]) or np.all(ci[:2, 1] > [2.0, -0.1])
+    table = raw.summary()
+    assert table.loc["x0", "coef"] == raw.coef_[0]
+    # Values outside the bounds are clipped to them (a fixed, row-wise map).
+    X_out = X.copy()
+    X_out[0, 0] = 1e6
+    clipped = X.copy()
+    clipped[0, 0] = hi[0]
+    a = DPLinearRegressionGD(bounds_X=(lo, hi), bounds_y=(ylo, yhi), random_state=1).fit(X_out, y)
+    b = DPLinearRegressionGD(bounds_X=(lo, hi), bounds_y=(ylo, yhi), random_state=1).fit(clipped, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_verbose_prints_public_progress(capsys):
+    X, y, _ = _data(n=300)
+    X[0, 0] = 987.654321
+    DPLinearRegressionGD(verbose=1, random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    assert "[DPLinearRegressionGD] step" in err and len(err.splitlines()) <= 6
+    assert "987.65" not in err
+    DPLinearRegressionGD(random_state=0).fit(X, y)
+    assert capsys.readouterr().err == ""
+
+
+def test_clipping_is_counted_privately_and_warned():
+    # Heavy-tailed labels and a small declared clip: most gradients are clipped.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 2))
+    y = X @ [1.0, 1.0] + rng.standard_t(1, size=20_000)
+    with pytest.warns(UserWarning, match="clipped at the estimate"):
+        reg = DPLinearRegressionGD(epsilon=10.0, clip_norm=0.05, random_state=0).fit(X, y)
+    # The count's noise std is clipped_fraction_std_ (sqrt(2) / mu_check / n ~ 4e-4).
+    assert reg.clipped_fraction_ > 0.5
+    assert reg.clipped_fraction_std_ < 1e-3
+    # With the private clip norm, Gaussian labels are (almost) never clipped and nothing warns.
+    X, y, _ = _data(n=20_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        quiet = DPLinearRegressionGD(epsilon=10.0, random_state=0).fit(X, y)
+    assert quiet.clipped_fraction_ < 0.01
+
+
+def test_too_few_steps_warn_about_convergence():
+    X, y, _ = _data(n=200)
+    with pytest.warns(ConvergenceWarning):
+        DPLinearRegressionGD(epsilon=0.5, random_state=0).fit(X, y)
+
+
+# -- real tables ---------------------------------------------------------------
+
+def _real_table(name):
+    if name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        d = load_diabetes()
+        return d.data, d.target
+    sm = pytest.importorskip("statsmodels.api")
+    data = getattr(sm.datasets, name).load_pandas()
+    return data.exog.to_numpy(float), data.endog.to_numpy(float)
+
+
+def _standardised(X, y):
+    return (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+
+
+@pytest.mark.parametrize("name", ["diabetes", "anes96", "randhie"])
+def test_intervals_cover_the_least_squares_solution_of_real_tables(name):
+    # 12 seeds, nominal 90%: the coverage fraction has sd at most
+    # sqrt(0.9 * 0.1 / 12) = 0.087 even if a fit's coordinates were perfectly
+    # correlated; 3 sd below 0.9 is 0.64. The issue measured 17-70% before.
+    X, y = _standardised(*_real_table(name))
+    Z = np.column_stack([X, np.ones(len(X))])
+    ls = np.linalg.lstsq(Z, y, rcond=None)[0]
+    covered = []
+    for seed in range(12):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            ci = DPLinearRegressionGD(epsilon=10.0, random_state=seed).fit(X, y).conf_int(0.1)
+        covered.append((ci[:, 0] <= ls) & (ls <= ci[:, 1]))
+    assert np.mean(covered) >= 0.64
+
+
+def test_population_intervals_cover_on_rows_resampled_from_a_real_table():
+    # The table is the population: its least-squares solution is the
+    # parameter, and each fit sees n rows drawn with replacement. randhie's
+    # label is a count with a heavy tail (kurtosis 46), so homoskedastic
+    # intervals would be wrong; the bound is as above (12 fits, 3 sd).
+    X, y = _standardised(*_real_table("randhie"))
+    n = len(X)
+    ls = np.linalg.lstsq(np.column_stack([X, np.ones(n)]), y, rcond=None)[0]
+    covered = []
+    for seed in range(12):
+        idx = np.random.default_rng(seed).integers(0, n, n)
+        reg = DPLinearRegressionGD(epsilon=10.0, random_state=seed).fit(X[idx], y[idx])
+        ci = reg.conf_int(0.1, target="population")
+        covered.append((ci[:, 0] <= ls) & (ls <= ci[:, 1]))
+    assert np.mean(covered) >= 0.64

@@ -14,7 +14,12 @@ from skdp import PrivacyLeakWarning
 from skdp.clipping import clipping_report
 from skdp.linear_model import DPAMBSSGDRegressor, DPSGDClassifier, DPSGDRegressor
 
-PRIVATE_SCALARS = {"intercept_", "l2_penalty_"}  # noisy releases, not calibration
+# Noisy releases, not calibration: DPLinearRegressionGD's clip norm, Gram row bound and step
+# plan (and so its noise std), and AdaSSP's row and label bounds, are chosen from private
+# releases paid for with budget.
+PRIVATE_SCALARS = {"intercept_", "l2_penalty_", "clip_norm_", "norm_bound_", "noise_std_",
+                   "n_iter_", "burn_in_", "clipped_fraction_", "clipped_fraction_std_",
+                   "label_bound_"}
 
 
 def _public_attributes(est):

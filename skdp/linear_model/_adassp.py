@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from numbers import Real
 
 import numpy as np
@@ -11,7 +12,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clip_rows
-from skdp.mechanisms import gaussian_noise, make_rng, private_gram
+from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
+from skdp.linear_model._private_bounds import private_row_label_bounds
+from skdp.linear_model._weights import check_weights
+from skdp.mechanisms import gaussian_noise, make_rng
+from skdp.mechanisms._gram import gram_sensitivity
+from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
 from skdp.utils._validation import validate_private
 
@@ -29,17 +35,28 @@ Parameters
 ----------
 %(epsilon)s
 %(delta)s
-norm_bound : float, default=None
-    L2 bound of the rows ``(x_i, 1)`` (``x_i`` without intercept); longer
-    rows are clipped. None means ``3 * sqrt(n_features + 1)``, for
-    standardised features.
-label_bound : float, default=2.0
-    Bound on ``|y_i|``; labels are clipped to ``[-label_bound, label_bound]``.
+bounds_X : tuple (lower, upper) or None, default=None
+    Declared range of every feature (scalars or one value per feature), as in
+    :class:`DPLinearRegressionGD`: values are clipped to it, the fit runs on
+    the columns mapped to [-1, 1], and ``coef_`` and ``intercept_`` are on the
+    original scale. The row bound is then exact, ``sqrt(n_features + 1)``.
+bounds_y : tuple (lower, upper) or None, default=None
+    Declared range of the label, used the same way (label bound 1).
+norm_bound : float or None, default=None
+    L2 bound of the rows ``(x_i, 1)`` (``x_i`` without intercept) on the
+    fitting scale, in [1e-100, 1e100]; longer rows are clipped. None: exact
+    with ``bounds_X``, else a private high quantile of the row norms (see
+    Notes).
+label_bound : float or None, default=None
+    Bound on ``|y_i|`` on the fitting scale; labels are clipped to
+    ``[-label_bound, label_bound]``. None: 1 with ``bounds_y``, else a
+    private high quantile of ``|y_i|``.
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column inside the row bound.
 failure_probability : float, default=0.05
     The ridge makes the noisy Gram matrix positive definite except with at
     most this probability (rho in Wang, 2018).
+%(max_weight)s
 %(accountant)s
 %(random_state)s
 
@@ -49,25 +66,42 @@ coef_ : ndarray of shape (n_features,)
 intercept_ : float
 l2_penalty_ : float
     The ridge chosen from the private eigenvalue.
+norm_bound_, label_bound_ : float
+    The bounds used (fitting scale).
 privacy_spent_ : PrivacySpent
+privacy_shares_ : dict
+    Each release's share of ``mu**2``: 'bounds' (0.1, only when a bound is
+    searched privately), 'gram', 'xty', 'eigenvalue' (the rest, in equal
+    parts).
 n_features_in_ : int
 feature_names_in_ : ndarray of shape (n_features,)
 
 Notes
 -----
-**Guarantee.** One row replaced (n public). The three releases split the
-budget's ``mu**2`` equally (each ``mu / sqrt(3)``-GDP) and compose exactly.
-Sensitivities under replace-one with ``||(x, 1)|| <= B`` and ``|y| <= B_y``:
-``lambda_min(X^T X)`` moves by at most ``B**2`` (Weyl: a rank-one PSD term
-of norm <= B**2 is removed and another added); ``X^T X`` by at most
-``2 B**2`` in Frobenius norm; ``X^T y`` by at most ``2 B B_y``.
+**Guarantee.** One row replaced (n public). When ``norm_bound`` or
+``label_bound`` is not declared, 10%% of the budget's ``mu**2`` buys private
+high quantiles of ``||(x_i, 1)||`` and ``|y_i|`` (one noisy binary search,
+:func:`skdp.clipping.private_quantiles`, at the highest level it resolves
+safely, ``max(0.5, 1 - 4 sigma / n)``). The three releases split the rest of
+``mu**2`` equally and everything composes exactly.
+Sensitivities under replace-one with ``||(x, 1)|| <= B``, ``|y| <= B_y`` and
+weights at most W (``max_weight``; 1 without weights):
+``lambda_min(X^T W X)`` moves by at most ``W B**2`` (Weyl: a rank-one PSD
+term of norm <= W B**2 is removed and another added); ``X^T W X`` by at most
+``sqrt(2) W B**2`` in Frobenius norm
+(:func:`~skdp.mechanisms.private_gram`); ``X^T W y`` by at most
+``2 W B B_y``.
 
 **Departures from Wang (2018).** Noise is calibrated exactly (GDP) instead of
 with the classic Gaussian bound; sensitivities are doubled for replace-one
 adjacency; the private eigenvalue is lowered by its noise std times the
 ``1 - failure_probability`` normal quantile, and the ridge is
-``max(0, sigma_G sqrt(2 q log(2 q**2 / failure_probability)) - lambda_min)``
-with ``sigma_G`` the std of the Gram noise and q the number of coefficients.
+``max(0, sigma_G (2 sqrt(q) + 2 sqrt(log(1 / failure_probability))) -
+lambda_min)`` with ``sigma_G`` the std of the Gram noise and q the number of
+coefficients: the spectral norm of the symmetric Gaussian noise matrix
+concentrates at ``2 sqrt(q) sigma_G`` with sub-Gaussian tails
+(``P(||E|| > sigma_G (2 sqrt(q) + t)) <= exp(-t**2 / 4)``), a bound about
+half as large as Wang's ``sigma_G sqrt(2 q log(2 q**2 / rho))``.
 
 References
 ----------
@@ -91,32 +125,42 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
-        "norm_bound": [Interval(Real, 0, None, closed="neither"), None],
-        "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
+        "label_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
+        "bounds_X": ["array-like", None],
+        "bounds_y": ["array-like", None],
         "fit_intercept": ["boolean"],
         "failure_probability": [Interval(Real, 0, 1, closed="neither")],
+        "max_weight": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=1e-6, norm_bound=None, label_bound=2.0,
-                 fit_intercept=True, failure_probability=0.05, accountant=None,
+    def __init__(self, *, epsilon=1.0, delta=1e-6, bounds_X=None, bounds_y=None, norm_bound=None,
+                 label_bound=None,
+                 fit_intercept=True, failure_probability=0.05, max_weight=1.0, accountant=None,
                  random_state=None):
         self.epsilon = epsilon
         self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
         self.norm_bound = norm_bound
         self.label_bound = label_bound
         self.fit_intercept = fit_intercept
         self.failure_probability = failure_probability
+        self.max_weight = max_weight
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit from noisy sufficient statistics.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative weights at most ``max_weight`` (checked before any
+            budget is charged); the statistics become weighted sums.
 
         Returns
         -------
@@ -124,24 +168,59 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         """
         X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         n, p = X.shape
+        w = check_weights(sample_weight, n, self.max_weight)
+        W = float(self.max_weight)
         q = p + int(self.fit_intercept)
-        bound = self.norm_bound if self.norm_bound is not None else 3.0 * math.sqrt(p + 1)
+        bx = check_bounds(self.bounds_X, p, "bounds_X")
+        by = check_bounds(self.bounds_y, 1, "bounds_y")
+        scaling = make_scaling(bx, by, p, self.fit_intercept)
+        X, y = scaling.transform(X, y)
+        bound, label_bound = self.norm_bound, self.label_bound
+        if bound is None and bx is not None:
+            bound = math.sqrt(p + int(self.fit_intercept))
+        if label_bound is None and by is not None:
+            label_bound = 1.0
+        search = bound is None or label_bound is None
+        shares = {"bounds": 0.1} if search else {}
+        rest = (1.0 - sum(shares.values())) / 3.0
+        shares.update(gram=rest, xty=rest, eigenvalue=rest)
         mu = self._budget_mu()
         spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
-        mu_each = mu / math.sqrt(3.0)
+        mu_each = mu * math.sqrt(rest)
+        if search:
+            row_q, label_q = private_row_label_bounds(
+                X, y, w, fit_intercept=self.fit_intercept, mu=mu * math.sqrt(shares["bounds"]),
+                rng=rng, max_weight=W)
+            bound = row_q if bound is None else bound
+            label_bound = label_q if label_bound is None else label_bound
 
-        Z = clip_rows(np.column_stack([X, np.ones(n)]) if self.fit_intercept else X, bound)
-        yc = np.clip(y, -self.label_bound, self.label_bound)
-        gram, gram_std = private_gram(Z, fit_intercept=False, norm_bound=bound, mu=mu_each, rng=rng)
-        xty = Z.T @ yc + gaussian_noise(2.0 * bound * self.label_bound / mu_each, q, rng)
-        eig_std = bound**2 / mu_each
-        lam_min = np.linalg.eigvalsh(Z.T @ Z)[0] + gaussian_noise(eig_std, (), rng)
+        block = partial(_statistics_block, fit_intercept=self.fit_intercept, norm_bound=bound,
+                        label_bound=label_bound)
+        zz, zy = sum_rows(block, X, y, w)
+        upper = np.triu(gaussian_noise(gram_sensitivity(bound, W) / mu_each, (q, q), rng))
+        gram, gram_std = zz + upper + np.triu(upper, 1).T, gram_sensitivity(bound, W) / mu_each
+        xty = zy + gaussian_noise(2.0 * W * bound * label_bound / mu_each, q, rng)
+        eig_std = W * bound**2 / mu_each
+        lam_min = np.linalg.eigvalsh(zz)[0] + gaussian_noise(eig_std, (), rng)
         lam_min = max(float(lam_min) - eig_std * stats.norm.ppf(1 - self.failure_probability), 0.0)
-        fp = self.failure_probability
-        self.l2_penalty_ = max(0.0, gram_std * math.sqrt(2 * q * math.log(2 * q * q / fp)) - lam_min)
+        spread = 2.0 * math.sqrt(q) + 2.0 * math.sqrt(math.log(1.0 / self.failure_probability))
+        self.l2_penalty_ = max(0.0, gram_std * spread - lam_min)
         theta = np.linalg.lstsq(gram + self.l2_penalty_ * np.eye(q), xty, rcond=None)[0]
+        M, offset = original_scale_map(scaling, self.fit_intercept)
+        theta = M @ theta + offset
         self.coef_ = theta[:p]
         self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
+        self.norm_bound_, self.label_bound_ = float(bound), float(label_bound)
         self.privacy_spent_ = spent
+        self.privacy_shares_ = shares
         return self
+
+
+def _statistics_block(Xb, yb, wb, *, fit_intercept, norm_bound, label_bound):
+    """``(sum w z z^T, sum w z y)`` over one block: rows z = (x, [1]) clipped, y clipped."""
+    Z = np.column_stack([Xb, np.ones(Xb.shape[0])]) if fit_intercept else Xb
+    Z = clip_rows(Z, norm_bound)
+    yc = np.clip(yb, -label_bound, label_bound)
+    Zw = Z if wb is None else Z * wb[:, None]
+    return Zw.T @ Z, Zw.T @ yc

@@ -347,8 +347,10 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
             f"Too few rows: {n} rows give {steps} steps of {n // steps} rows, but each step "
             f"needs a stat sample of at least {min_stat} rows (2 * count_margin * count noise "
             f"std {count_std:.3g}) and a batch, i.e. about {need} rows per step at "
-            f"stat_fraction={self.stat_fraction}. Use more rows, fewer steps (n_iter), a larger "
-            f"epsilon or stat_fraction, or a smaller count_margin.")
+            f"stat_fraction={self.stat_fraction}. DPAMBSSGDRegressor is a one-pass method for "
+            f"large tables (about 3e4 rows or more); on {n} rows use DPLinearRegressionGD (full-"
+            f"batch DP-GD, with confidence intervals) instead, or use more rows, fewer steps "
+            f"(n_iter), a larger epsilon or stat_fraction, or a smaller count_margin.")
 
     def _first_call(self, X, y):
         """Validate, plan, charge; set the calibration. Returns the pass's constants."""

@@ -1,34 +1,119 @@
-"""DP-GD for linear regression with confidence intervals (Brown et al. 2024)."""
+"""DP-GD for linear regression with confidence intervals (Brown et al. 2024), preconditioned privately."""
 
 from __future__ import annotations
 
 import math
+import warnings
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
-from skdp.clipping import clipped_gradient_sum
-from skdp.linear_model._intervals import CI_METHODS, split_estimates, t_bounds, t_interval
+from skdp.clipping import gradient_clip_factors, quantile_statistics
+from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
+from skdp.linear_model._intervals import (
+    CI_METHODS,
+    mean_standard_error,
+    split_estimates,
+    t_bounds,
+    t_interval,
+)
+from skdp.linear_model._preconditioner import gram_preconditioner, max_steps, plan_steps
+from skdp.linear_model._private_bounds import (
+    GRID,
+    private_quantile,
+    private_row_label_bounds,
+    quantile_level,
+    tail_factor,
+)
+from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
+from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
+from skdp.utils._progress import Progress
+from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
+#: Most steps the plan takes: n_iter <= max(23, WORK / (n * q)) (about 2 s of
+#: gradient steps on this 2-core machine). A plan cut by it relies on the
+#: autocorrelation-guarded standard error and the drift check.
+WORK = 1.5e9
+#: Bytes of X per block of the gradient loop (~2 MB): a block stays in cache
+#: between the two matrix-vector products, so each step reads X from memory once.
+GD_BLOCK_BYTES = 1 << 21
+
+
+def _block_rows(p: int) -> int:
+    return int(min(65536, max(512, GD_BLOCK_BYTES // (8 * max(p, 1)))))
+#: The clip norm is at least this multiple of the private quantile of the gradient norms.
+CLIP_FACTOR = 2.0
+#: Share of ``clip_share`` spent on the clip-norm quantile (the rest checks the clipping).
+CLIP_QUANTILE_PART = 0.8
+#: Share of ``gram_share`` spent on the Gram row bound when none is declared.
+NORM_QUANTILE_PART = 0.25
+
+
+def _residuals(Xb, yb, theta, fit_intercept):
+    p = Xb.shape[1]
+    r = Xb @ theta[:p] - yb
+    if fit_intercept:
+        r += theta[p]
+    return r
+
+
+def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
+    """Sum over one block of the clipped per-example gradients ``w_i f_i r_i z_i``."""
+    r = _residuals(Xb, yb, theta, fit_intercept)
+    wr = r * gradient_clip_factors(lev, r, clip_norm)
+    if wb is not None:
+        wr *= wb
+    out = np.empty(theta.shape[0])
+    out[:Xb.shape[1]] = Xb.T @ wr
+    if fit_intercept:
+        out[-1] = wr.sum()
+    return out
+
+
+def _leverage(X, root, fit_intercept):
+    """``||P z_i||`` for every row (``z_i = (x_i, [1])``; P = I when root is None)."""
+    n, p = X.shape
+    block_rows = _block_rows(p)
+    out = np.empty(n)
+    for start in range(0, n, block_rows):
+        Xb = X[start:start + block_rows]
+        if root is None:
+            sq = np.einsum("ij,ij->i", Xb, Xb) + (1.0 if fit_intercept else 0.0)
+        else:
+            U = Xb @ root[:p]
+            if fit_intercept:
+                U += root[p]
+            sq = np.einsum("ij,ij->i", U, U)
+        out[start:start + block_rows] = np.sqrt(sq)
+    return out
+
 
 def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_rate: float,
                         n_iter: int, rng: np.random.Generator, fit_intercept: bool = True,
-                        theta0=None) -> np.ndarray:
+                        theta0=None, preconditioner=None, sample_weight=None, leverage=None,
+                        progress=None) -> np.ndarray:
     """Full-batch DP gradient descent for least squares (Brown et al. 2024, Algorithm 1).
 
-    At each step the per-example gradients ``x_i (x_i . theta - y_i)`` (with
-    ``x_i`` extended by a constant 1 when ``fit_intercept``) are clipped to
-    ``clip_norm``, averaged over the n rows, and N(0, noise_std**2 I) is added:
-    ``theta_t = theta_{t-1} - learning_rate * (g_t + z_t)``.
+    At each step the per-example gradients ``g_i = w_i P z_i r_i`` (``z_i =
+    (x_i, 1)`` with ``fit_intercept``, residual ``r_i = z_i . theta - y_i``,
+    P the preconditioner, weight ``w_i``) are clipped to ``clip_norm``, summed,
+    divided by the public n, and N(0, noise_std**2 I) is added; then
+    ``theta_t = theta_{t-1} - learning_rate * P (g_t + z_t)``. In the
+    coordinates ``w = P^{-1} theta`` this is plain DP-GD on the rows ``P z_i``.
+    Each step reads X once, block by block
+    (:func:`skdp.utils._rows.sum_rows`).
 
     Parameters
     ----------
@@ -37,8 +122,9 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     clip_norm : float
     noise_std : float
         Std of the noise added to the mean clipped gradient (lambda in the
-        paper). The mean has replace-one sensitivity ``2 clip_norm / n``, so
-        the n_iter steps are ``sqrt(n_iter) * 2 clip_norm / (n noise_std)``-GDP.
+        paper). The mean has replace-one sensitivity ``2 W clip_norm / n``
+        (W bounds the weights), so the n_iter steps are
+        ``sqrt(n_iter) * 2 W clip_norm / (n noise_std)``-GDP.
     learning_rate : float
     n_iter : int
     rng : numpy.random.Generator
@@ -46,94 +132,143 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
         The intercept is the last coordinate of theta.
     theta0 : ndarray, optional
         Start (default zeros).
+    preconditioner : ndarray of shape (q, q), optional
+        Symmetric P (default the identity), public: a function of earlier
+        private releases only.
+    sample_weight : ndarray of shape (n,), optional
+    leverage : ndarray of shape (n,), optional
+        ``||P z_i||``, if already computed.
+    progress : Progress, optional
 
     Returns
     -------
     iterates : ndarray of shape (n_iter, p + fit_intercept)
-        theta_1, ..., theta_T. Cost per step: two matrix-vector products with
-        X and O(n) for the clip factors.
+        theta_1, ..., theta_T.
     """
     n, p = X.shape
     q = p + int(fit_intercept)
     theta = np.zeros(q) if theta0 is None else np.array(theta0, dtype=float)
-    sq = np.einsum("ij,ij->i", X, X)
-    row_norms = np.sqrt(sq + 1.0) if fit_intercept else np.sqrt(sq)
+    P = None if preconditioner is None else np.asarray(preconditioner, dtype=float)
+    lev = _leverage(X, P, fit_intercept) if leverage is None else leverage
+    P2 = None if P is None else P @ P
     iterates = np.empty((n_iter, q))
+    blocks = _block_rows(p)
     # Overflow (features near the float limit) shows up as non-finite
     # iterates, which the caller reports; no warning per step.
     with np.errstate(over="ignore", invalid="ignore"):
-        _descend(X, y, theta, row_norms, iterates, clip_norm, noise_std, learning_rate,
-                 fit_intercept, rng)
+        for t in range(n_iter):
+            block = partial(_gradient_block, theta=theta, clip_norm=clip_norm,
+                            fit_intercept=fit_intercept)
+            grad = sum_rows(block, X, y, sample_weight, lev, block_rows=blocks) / n
+            noise = gaussian_noise(noise_std, q, rng)
+            step = grad + noise if P is None else P2 @ grad + P @ noise
+            theta = theta - learning_rate * step
+            iterates[t] = theta
+            if progress is not None:
+                progress.update()
     return iterates
 
 
-def _descend(X, y, theta, row_norms, iterates, clip_norm, noise_std, learning_rate,
-             fit_intercept, rng):
-    n, p = X.shape
-    q = theta.shape[0]
-    for t in range(iterates.shape[0]):
-        residuals = X @ theta[:p] - y
-        if fit_intercept:
-            residuals += theta[p]
-        grad = clipped_gradient_sum(X, residuals, clip_norm, row_norms=row_norms,
-                                    fit_intercept=fit_intercept) / n
-        theta = theta - learning_rate * (grad + gaussian_noise(noise_std, q, rng))
-        iterates[t] = theta
+def _quantile_block(Xb, yb, wb, lev, *, theta, fit_intercept, level):
+    norms = lev * np.abs(_residuals(Xb, yb, theta, fit_intercept))
+    return quantile_statistics(norms[:, None], GRID, [level], wb)
 
 
 _DOC = """Linear regression by differentially private gradient descent, with confidence intervals.
 
-Full-batch DP-GD (Brown et al. 2024, Algorithm 1): every step clips the per-example
-gradients of the squared loss to ``clip_norm``, averages them over all rows,
-and adds Gaussian noise calibrated exactly so that all the steps together are
-(epsilon, delta)-DP. The estimate is the mean of the post-burn-in iterates,
-and the spread of m nearly independent estimates gives Student-t confidence
-intervals (Section 3): ``conf_int``, ``bse_``, ``summary``.
+Full-batch DP-GD (Brown et al. 2024, Algorithm 1), preconditioned with a private
+Gram matrix: every step clips the per-example gradients of the squared loss,
+averages them over all rows, and adds Gaussian noise calibrated exactly so that
+the whole fit is (epsilon, delta)-DP. The estimate is the mean of the
+post-burn-in iterates, and the spread of m nearly independent estimates gives
+Student-t confidence intervals (Section 3): ``conf_int``, ``bse_``,
+``summary``. See the user guide, *Estimators*.
 
 Parameters
 ----------
 %(epsilon)s
 %(delta)s
+bounds_X : tuple (lower, upper) or None, default=None
+    Declared range of every feature: two scalars, or two arrays with one value
+    per feature (as in diffprivlib). Known without looking at the data (a data
+    dictionary). Values outside are clipped to it, and the fit runs on the
+    columns mapped to [-1, 1] (centred at the middle of the range and divided
+    by half its width; without an intercept only divided by
+    ``max(|lower|, |upper|)``). Every result (``coef_``, ``intercept_``,
+    ``conf_int``, ``bse_``, ``summary``, ``predict``) is on the original
+    scale. None: features are used as they are (ideally standardised with
+    public constants).
+bounds_y : tuple (lower, upper) or None, default=None
+    Declared range of the label, used the same way.
 clip_norm : float or None, default=None
-    L2 bound of each per-example gradient ``(x_i, 1) * residual_i``. None
-    means ``5 * sqrt(n_features + fit_intercept)``, the paper's choice for
-    standardised features (Appendix B). Larger means less clipping bias and
-    more noise.
-learning_rate : float, default=0.25
-    Step size. 0.25 is the paper's step for features with unit covariance;
-    it must be below ``2 / lambda_max(X^T X / n)`` (including the intercept
-    column) or the iterates diverge.
-n_iter : int, default=200
+    L2 bound of each per-example gradient ``P z_i r_i`` in the preconditioned
+    coordinates (where the rows have unit second moment), in [1e-100, 1e100].
+    None: a private high quantile of the gradient norms at the pilot estimate
+    (``clip_share`` of the budget, see Notes), times
+    ``max(2, sqrt(2 log n) / Phi^{-1}((1 + level) / 2))`` so as to reach the
+    largest norm of a Gaussian tail; with ``clip_share=0``,
+    ``5 * sqrt(n_features + fit_intercept)``. The quantile's level is the
+    highest that the noisy search resolves safely,
+    ``max(0.5, 1 - 4 sigma / n)`` with sigma the noise std of its counts.
+learning_rate : float or None, default=None
+    Step size in the preconditioned coordinates. None: 1.0 (a Newton step:
+    the preconditioned Hessian has its eigenvalues in (0, 1]); 0.25 (Brown et
+    al. 2024's step for unit feature covariance) with ``gram_share=0``.
+n_iter : int or None, default=None
     Total number of gradient steps, over all runs for
-    ``ci_method='independent_runs'``. More steps do not cost privacy (the
-    noise per step grows as ``sqrt(n_iter)``), and the averaged estimate
-    barely changes; they give the interval more iterates.
+    ``ci_method='independent_runs'``. None: planned from the private Gram
+    matrix so that the iterates are stationary after the burn-in and the
+    batches are nearly independent (see Notes), at least 23 steps; at most
+    ``(n mu_gd / (2 W sqrt(q)))**2 * 2 a`` with a the typical contraction
+    of a step, at most 1/2 (beyond, the noise alone would push the
+    gradients past the clip norm) and ``1.5e9 / (n q)`` (a time budget);
+    200 with ``gram_share=0``. More steps do not cost privacy
+    (the noise per step grows as ``sqrt(n_iter)``) but time.
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
     clipped gradient (so the intercept has no unclipped coordinate). The
-    data are never centred: that would use their mean without paying for it.
+    data are never centred with their own mean: that would release it.
 ci_method : {'batched_means', 'checkpoints', 'independent_runs'}, default='batched_means'
     How the m = ``n_batches`` estimates are made (Section 3.1): the means of
     m consecutive batches of one run's post-burn-in iterates; m checkpoints
-    of one run equally spaced after the burn-in; or m independent runs of
-    ``n_iter // n_batches`` steps, each summarised by the mean of its
-    post-burn-in iterates (the budget is split exactly: each run is
-    ``mu / sqrt(m)``-GDP).
+    of one run equally spaced after the burn-in; or m independent runs, each
+    summarised by the mean of its post-burn-in iterates (the budget is split
+    exactly: each run is ``mu_gd / sqrt(m)``-GDP).
 n_batches : int, default=10
     m, the number of estimates behind the t-interval (m - 1 degrees of
     freedom); at least 2.
-burn_in : int, default=20
-    Iterates discarded at the start of every run.
+burn_in : int or None, default=None
+    Iterates discarded at the start of every run. None: planned with
+    ``n_iter`` (20 with ``gram_share=0``).
+gram_share : float, default=0.1
+    Share of the budget, as a fraction of ``mu**2``, spent on a private Gram
+    matrix of the rows ``(x_i, 1, y_i)`` (clipped to ``norm_bound``). It gives
+    the preconditioner, the pilot estimate (the start), the step plan and the
+    bread of the population covariance. 0: plain DP-GD from 0 with the
+    identity preconditioner (and no population intervals).
+clip_share : float, default=0.05
+    Share of ``mu**2`` for the clipping: with ``clip_norm=None``, 80%% of it
+    buys the private quantile that sets the clip norm and 20%% a noisy count of
+    the gradients clipped at the final estimate (``clipped_fraction_``);
+    with a given ``clip_norm`` all of it buys the count. 0: neither.
 population_share : float, default=0.1
-    Share of the budget, as a fraction of ``mu**2``, spent on private
-    sufficient statistics (a noisy Gram matrix of the rows
-    ``(x_i, 1, y_i)``) so that ``conf_int(target='population')`` can add the
-    sampling variance of least squares. 0 spends everything on DP-GD and
-    makes population intervals unavailable.
+    Share of ``mu**2`` for the private *meat* of a sandwich (HC1) covariance
+    at the final estimate, so that ``conf_int(target='population')`` adds the
+    sampling variance of least squares under heteroskedastic noise. 0 makes
+    population intervals unavailable.
 norm_bound : float or None, default=None
-    L2 bound on the rows ``(x_i, 1, y_i)`` used for those statistics (longer
-    rows are clipped). None means ``2 * sqrt(n_features + 2)``, for
-    standardised features and a label of unit scale.
+    L2 bound on the rows ``(x_i, 1, y_i)`` of the Gram matrix (on the fitting
+    scale; longer rows are clipped), in [1e-100, 1e100]. None: exact
+    (on the [-1, 1] scale the rows ``(x_i, 1)`` have norm at most
+    ``sqrt(n_features + fit_intercept)`` and the labels 1) when both
+    ``bounds_X`` and ``bounds_y`` are declared; else private quantiles of the
+    row norms ``||(x_i, 1)||`` and of ``|y_i|`` (25%% of ``gram_share``), each
+    at the level and with the tail factor of ``clip_norm`` (factor at least
+    1). A given ``norm_bound`` bounds both parts.
+%(max_weight)s
+verbose : int, default=0
+    0 silent; 1 a few progress lines on stderr; 2 a progress bar (tqdm, if
+    installed). Only public quantities are printed.
 %(accountant)s
 %(random_state)s
 
@@ -142,53 +277,104 @@ Attributes
 coef_ : ndarray of shape (n_features,)
 intercept_ : float
 bse_ : ndarray of shape (n_features + fit_intercept,)
-    Standard errors of ``coef_`` (and ``intercept_``, last): ``sd / sqrt(m)``
-    of the m estimates.
+    Standard errors of ``coef_`` (and ``intercept_``, last), on the original
+    scale: ``sd / sqrt(m)`` of the m estimates; for 'batched_means' at least
+    the autocorrelation-based standard error of the mean of the iterates
+    (Geyer's initial positive sequence), which guards the interval when
+    the iterates mix slowly and neighbouring batches are correlated.
 estimates_ : ndarray of shape (n_batches, n_features + fit_intercept)
-    The m private estimates behind the interval.
+    The m private estimates behind the interval (original scale).
 sampling_cov_ : ndarray of shape (n_features + fit_intercept,) * 2 or None
-    Private estimate of the least-squares sampling covariance
-    ``sigma^2 (X^T X)^{-1}`` (None when ``population_share == 0``).
+    Private HC1 sandwich estimate of the least-squares sampling covariance
+    (original scale; None when ``population_share == 0``).
+clip_norm_ : float
+    The clip norm used (preconditioned coordinates, fitting scale).
+clipped_fraction_ : float or None
+    Noisy share of the per-example gradients clipped at the final estimate
+    (weighted by ``w_i / max_weight``), clipped to [0, 1]; None with
+    ``clip_share=0``. Its noise std is ``clipped_fraction_std_``.
+clipped_fraction_std_ : float or None
+norm_bound_ : float
+    The Gram row bound used (fitting scale).
 privacy_spent_ : PrivacySpent
-    ``(epsilon, delta, mu)`` of this fit.
+    ``(epsilon, delta, mu)`` of this fit: every release below composed.
+privacy_shares_ : dict
+    Each release's share of ``mu**2`` (they add up to 1): 'gram_bound',
+    'gram', 'clip_quantile', 'gradient_descent', 'population',
+    'clip_check'.
 noise_std_ : float
     Std of the Gaussian noise added to the mean clipped gradient at each step.
+learning_rate_ : float
 n_iter_ : int
     Gradient steps taken.
+burn_in_ : int
 n_features_in_ : int
 feature_names_in_ : ndarray of shape (n_features,)
     Only when X is a DataFrame with string column names.
 
 See Also
 --------
+AdaSSPRegressor : One release of noisy sufficient statistics (no intervals).
 skdp.accounting.BudgetAccountant : Budget across many fits.
 
 Notes
 -----
-**Guarantee.** Neighbouring datasets differ in one row ``(x_i, y_i)``
-replaced by another; n is public. Each step releases the mean of n clipped
-gradients, whose replace-one L2 sensitivity is ``2 * clip_norm / n``, plus
-N(0, noise_std_**2 I). The T steps form an adaptive composition of Gaussian
-mechanisms, ``sqrt(T) * 2 clip_norm / (n noise_std_)``-GDP, and with the
-statistics release (``2 norm_bound**2``-sensitive, see
-:func:`skdp.mechanisms.private_gram`) the whole fit is exactly mu-GDP for the
-mu of (epsilon, delta). Everything derived from the fit (``conf_int``,
-``summary``, predictions) is post-processing. The guarantee holds for every
-dataset; clipping only affects accuracy.
+**Guarantee.** Neighbouring datasets differ in one row ``(x_i, y_i, w_i)``
+replaced by another; n is public. The fit is an adaptive composition of
+Gaussian mechanisms, each with a stated replace-one sensitivity:
 
-**What the intervals cover.** As proved in the paper, the t-intervals
-cover the *empirical* least-squares solution of the data you fitted (their
-randomness is the privacy noise), provided clipping is rare and the
-estimates are nearly independent (enough iterations per batch). For the
-*population* parameter use ``conf_int(target='population')``, which adds a
-private estimate of the least-squares sampling variance; that estimate is
-only accurate when n is large relative to ``norm_bound**2 * n_features / mu``.
+1. without a declared row bound, a private quantile of the row norms
+   ``||(x_i, 1, y_i)||`` (noisy binary search on signed counts, sensitivity
+   W per count, :func:`skdp.clipping.private_quantiles`);
+2. the Gram matrix of those rows clipped to ``norm_bound``, sensitivity
+   ``sqrt(2) W norm_bound**2``;
+3. with ``clip_norm=None``, a private quantile of the preconditioned gradient
+   norms at the pilot estimate;
+4. the T gradient steps: each releases the mean of n clipped gradients,
+   sensitivity ``2 W clip_norm / n``;
+5. at the final estimate, the meat ``sum_i c_i c_i^T`` of the clipped
+   gradients (sensitivity ``sqrt(2) W**2 clip_norm**2``) and the noisy count
+   and capped excess of the clipped gradients (sensitivity ``sqrt(2)``).
 
-**Scale.** The defaults assume standardised features (mean 0, variance 1)
-and a label whose residuals are of order 1. Rescale with constants you know
-without looking at the private data (a documented range, a public
-reference sample): fitting a ``StandardScaler`` on the private data
-releases its means and variances without any guarantee.
+Each gets its share of ``mu**2`` (``privacy_shares_``), so the whole fit is
+exactly mu-GDP for the mu of (epsilon, delta). Everything derived from the
+fit (``conf_int``, ``summary``, the step plan, the warnings, predictions) is
+post-processing. The guarantee holds for every dataset; clipping only affects
+accuracy.
+
+**What the intervals cover.** ``conf_int(target='empirical')`` (default)
+covers the (weighted) *least-squares solution of the fitted data* (after
+clipping to ``bounds_X``/``bounds_y``); its randomness is the privacy noise
+only (Brown et al. 2024). It fails when gradients are clipped at the
+estimate (the estimate then solves a clipped, robust problem: a
+``UserWarning`` says so when the private count shows enough clipping to
+bias the interval), when the iterates have not reached stationarity (a
+``ConvergenceWarning`` says so when the batch means drift), and when the
+noise is so large that the clipping bites on the noisy iterates (small n,
+small epsilon). ``conf_int(target='population')`` covers the
+*population* parameter (the least-squares coefficients of the distribution
+the rows were drawn from, independently): it adds a private HC1 sandwich
+estimate of the sampling covariance, valid under heteroskedastic noise. It
+also needs n large against the Gram noise (the bread of the sandwich comes
+from the private Gram) and fails with dependent rows (clustered or time
+series data).
+
+**Convergence.** The private Gram matrix gives ``P = (A_hat + r I)^{-1/2}``
+(``A_hat`` the noisy ``Z^T W Z / n``, r a high-probability bound on its
+noise), under which the Hessian has eigenvalues in (0, 1]: with step 1 a
+well-conditioned problem converges in a few steps, whatever the scale or
+the correlation of the columns. The burn-in and batch length follow from
+the private lower bound on the smallest eigenvalue
+(``skdp.linear_model._preconditioner.plan_steps``). The pilot start is the
+ridge solution of the noisy normal equations.
+
+**Scale.** With ``bounds_X`` and ``bounds_y`` the columns are mapped to
+[-1, 1] with public constants and every result is reported on the original
+scale. Without bounds the data are used as they are: the preconditioner and
+the private clip norm adapt to any scale, but without a declared bound the
+Gram rows are clipped at a private quantile of their norms. Never rescale
+with statistics of the private data (a ``StandardScaler`` fitted on it
+releases its means and variances without any guarantee).
 
 References
 ----------
@@ -216,23 +402,32 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
-        "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "n_iter": [Interval(Integral, 1, None, closed="left")],
+        "bounds_X": ["array-like", None],
+        "bounds_y": ["array-like", None],
+        "clip_norm": [Interval(Real, 1e-100, 1e100, closed="both"), None],
+        "learning_rate": [Interval(Real, 0, 2, closed="neither"), None],
+        "n_iter": [Interval(Integral, 1, None, closed="left"), None],
         "fit_intercept": ["boolean"],
         "ci_method": [StrOptions(set(CI_METHODS))],
         "n_batches": [Interval(Integral, 2, None, closed="left")],
-        "burn_in": [Interval(Integral, 0, None, closed="left")],
+        "burn_in": [Interval(Integral, 0, None, closed="left"), None],
+        "gram_share": [Interval(Real, 0, 1, closed="left")],
+        "clip_share": [Interval(Real, 0, 1, closed="left")],
         "population_share": [Interval(Real, 0, 1, closed="left")],
-        "norm_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
+        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=1e-6, clip_norm=None, learning_rate=0.25,
-                 n_iter=200, fit_intercept=True, ci_method="batched_means", n_batches=10,
-                 burn_in=20, population_share=0.1, norm_bound=None, accountant=None,
-                 random_state=None):
+    def __init__(self, *, epsilon=1.0, delta=1e-6, bounds_X=None, bounds_y=None, clip_norm=None,
+                 learning_rate=None, n_iter=None, fit_intercept=True, ci_method="batched_means",
+                 n_batches=10, burn_in=None, gram_share=0.1, clip_share=0.05,
+                 population_share=0.1, norm_bound=None, max_weight=1.0, verbose=0,
+                 accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
         self.clip_norm = clip_norm
         self.learning_rate = learning_rate
         self.n_iter = n_iter
@@ -240,91 +435,268 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         self.ci_method = ci_method
         self.n_batches = n_batches
         self.burn_in = burn_in
+        self.gram_share = gram_share
+        self.clip_share = clip_share
         self.population_share = population_share
         self.norm_bound = norm_bound
+        self.max_weight = max_weight
+        self.verbose = verbose
         self.accountant = accountant
         self.random_state = random_state
 
-    def _steps_per_run(self) -> int:
-        """Check the iteration budget against the CI method; return steps per run."""
-        if self.ci_method == "independent_runs":
-            per_run = self.n_iter // self.n_batches
-            if per_run <= self.burn_in:
-                raise ValueError(
-                    f"ci_method='independent_runs' gives each of the n_batches={self.n_batches} "
-                    f"runs n_iter // n_batches = {per_run} steps, which must exceed "
-                    f"burn_in={self.burn_in}; raise n_iter or lower burn_in.")
-            return per_run
-        if self.n_iter - self.burn_in < self.n_batches:
+    # -- planning (public quantities only) ----------------------------------------
+
+    def _shares(self, declared_bound: bool) -> dict:
+        """Each release's share of mu**2; raise if the shares leave nothing for DP-GD."""
+        used = self.gram_share + self.clip_share + self.population_share
+        if used >= 1.0:
+            raise ValueError(f"gram_share + clip_share + population_share = {used:g} must be "
+                             "below 1: the rest of the budget pays for the gradient steps.")
+        if self.population_share > 0 and self.gram_share == 0:
+            raise ValueError("population_share > 0 needs gram_share > 0: the population "
+                             "covariance takes its bread from the private Gram matrix.")
+        bound_part = 0.0 if declared_bound else NORM_QUANTILE_PART
+        quantile_part = CLIP_QUANTILE_PART if self.clip_norm is None else 0.0
+        return {"gram_bound": self.gram_share * bound_part,
+                "gram": self.gram_share * (1.0 - bound_part),
+                "clip_quantile": self.clip_share * quantile_part,
+                "gradient_descent": 1.0 - used,
+                "population": self.population_share,
+                "clip_check": self.clip_share * (1.0 - quantile_part)}
+
+    def _plan(self, min_eigenvalue: float | None, learning_rate: float,
+              cap: int | None = None) -> tuple[int, int, int, int]:
+        """(runs, steps per run, burn-in, planned steps) from the parameters and private bounds.
+
+        ``cap`` (:func:`~skdp.linear_model._preconditioner.max_steps`) limits
+        the planned steps; the fourth value is the plan before the cap.
+        """
+        m = self.n_batches
+        runs = m if self.ci_method == "independent_runs" else 1
+        if min_eigenvalue is None:
+            burn, total, wanted = 20, 200, 200
+        else:
+            burn, total = plan_steps(min_eigenvalue, learning_rate, m)
+            length = (total - burn) // m
+            wanted = total
+            if cap is not None and total > cap:
+                length = max(2, min(length, (cap // 2) // m))
+                burn = max(3, min(burn, cap - m * length))
+                total = burn + m * length
+            if runs > 1:  # each run: burn-in plus one batch length, at least 5 iterates
+                total = runs * (burn + max(5, length))
+        burn = self.burn_in if self.burn_in is not None else burn
+        if self.n_iter is not None:
+            total = self.n_iter
+            if self.burn_in is None:
+                burn = min(burn, max(0, total // runs - (m if runs == 1 else 1)))
+        per_run = total // runs
+        if runs > 1 and per_run <= burn:
             raise ValueError(
-                f"n_iter - burn_in = {self.n_iter - self.burn_in} iterates cannot form "
-                f"n_batches={self.n_batches} batches; raise n_iter or lower burn_in.")
-        return self.n_iter
+                f"ci_method='independent_runs' gives each of the n_batches={m} runs "
+                f"n_iter // n_batches = {per_run} steps, which must exceed burn_in={burn}; "
+                "raise n_iter or lower burn_in.")
+        if runs == 1 and per_run - burn < m:
+            raise ValueError(f"n_iter - burn_in = {per_run - burn} iterates cannot form "
+                             f"n_batches={m} batches; raise n_iter or lower burn_in.")
+        return runs, per_run, burn, wanted
+
+    # -- fitting ----------------------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit by DP-GD and compute the interval estimates.
+    def fit(self, X, y, sample_weight=None):
+        """Fit by preconditioned DP-GD and compute the interval estimates.
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative weights, at most ``max_weight`` (checked before any
+            budget is charged). The estimand becomes the weighted
+            least-squares solution.
 
         Returns
         -------
         self : DPLinearRegressionGD
         """
-        steps_per_run = self._steps_per_run()
         X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2,
-                             dtype=np.float64)
+                                dtype=np.float64)
         n, p = X.shape
         q = p + int(self.fit_intercept)
-        n_runs = self.n_batches if self.ci_method == "independent_runs" else 1
-        total_steps = n_runs * steps_per_run
-        clip_norm = self.clip_norm if self.clip_norm is not None else 5.0 * math.sqrt(q)
-        norm_bound = self.norm_bound if self.norm_bound is not None else 2.0 * math.sqrt(p + 2)
+        w = check_weights(sample_weight, n, self.max_weight)
+        W = float(self.max_weight)
+        bx = check_bounds(self.bounds_X, p, "bounds_X")
+        by = check_bounds(self.bounds_y, 1, "bounds_y")
+        declared = self.norm_bound is not None or (bx is not None and by is not None)
+        shares = self._shares(declared or self.gram_share == 0)
+        eta = self.learning_rate or (1.0 if self.gram_share > 0 else 0.25)
+        # Errors of n_iter / burn_in / n_batches do not depend on the private plan:
+        # raise them before any budget is charged.
+        self._plan(None if self.gram_share == 0 else 1.0, eta)
+        scaling = make_scaling(bx, by, p, self.fit_intercept)
+        X, y = scaling.transform(X, y)
 
         mu = self._budget_mu()
         spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
-        mu_gd = mu * math.sqrt(1.0 - self.population_share)
-        # Mean clipped gradient: replace-one sensitivity 2 clip / n per step,
-        # total_steps steps compose to sqrt(total_steps) * 2 clip / (n std).
-        noise_std = math.sqrt(total_steps) * 2.0 * clip_norm / (n * mu_gd)
+        mus = {k: mu * math.sqrt(v) for k, v in shares.items()}
 
-        runs = [dp_gradient_descent(X, y, clip_norm=clip_norm, noise_std=noise_std,
-                                    learning_rate=self.learning_rate, n_iter=steps_per_run,
-                                    rng=rng, fit_intercept=self.fit_intercept)
-                for _ in range(n_runs)]
-        if self.ci_method == "independent_runs":
-            estimates = np.stack([r[self.burn_in:].mean(axis=0) for r in runs])
+        # 1-2. Gram matrix of (z / B_z, y / B_y): preconditioner, pilot, step plan.
+        root, pre, norm_bound, label_bound = None, None, self.norm_bound, 1.0
+        if self.gram_share > 0:
+            if norm_bound is None and bx is not None and by is not None:
+                norm_bound = math.sqrt(p + int(self.fit_intercept))
+            elif norm_bound is None:
+                norm_bound, label_bound = private_row_label_bounds(
+                    X, y, w, fit_intercept=self.fit_intercept, mu=mus["gram_bound"], rng=rng,
+                    max_weight=W)
+            if by is None and self.norm_bound is not None:
+                label_bound = float(self.norm_bound)
+            gram, gram_std = private_gram(X / norm_bound, y / label_bound,
+                                          fit_intercept=self.fit_intercept,
+                                          intercept_value=1.0 / norm_bound,
+                                          norm_bound=math.sqrt(2.0), mu=mus["gram"], rng=rng,
+                                          sample_weight=w, max_weight=W)
+            scale = np.append(np.full(q, norm_bound), label_bound)
+            pre = gram_preconditioner(gram * np.outer(scale, scale),
+                                      gram_std * norm_bound**2, n)
+            root = pre.root
+        noise_cap = max_steps(n, q, mus["gradient_descent"], W,
+                              0.5 if pre is None else eta * pre.mean_contraction)
+        work_cap = max(23, int(WORK / (n * q)))
+        runs, per_run, burn, wanted = self._plan(None if pre is None else pre.min_eigenvalue,
+                                                 eta, min(noise_cap, work_cap))
+        theta0 = np.zeros(q) if pre is None else pre.pilot
+        lev = _leverage(X, root, self.fit_intercept)
+
+        # 3. Clip norm.
+        if self.clip_norm is not None:
+            clip = float(self.clip_norm)
+        elif shares["clip_quantile"] > 0:
+            level = quantile_level(n, 1, W, mus["clip_quantile"])
+            block = partial(_quantile_block, theta=theta0, fit_intercept=self.fit_intercept,
+                            level=level)
+            clip = tail_factor(n, level, CLIP_FACTOR) * private_quantile(
+                block, X, y, w, lev, mu=mus["clip_quantile"], rng=rng, max_weight=W)
         else:
-            estimates = split_estimates(runs[0], self.ci_method, self.burn_in, self.n_batches)
-        theta, bse, _ = t_interval(estimates, 0.05)
-        if not np.all(np.isfinite(theta)):
+            clip = 5.0 * math.sqrt(q)
+
+        # 4. Gradient steps.
+        total = runs * per_run
+        noise_std = math.sqrt(total) * 2.0 * W * clip / (n * mus["gradient_descent"])
+        progress = Progress(self.verbose, total, type(self).__name__)
+        iterate_runs = [dp_gradient_descent(X, y, clip_norm=clip, noise_std=noise_std,
+                                            learning_rate=eta, n_iter=per_run, rng=rng,
+                                            fit_intercept=self.fit_intercept, theta0=theta0,
+                                            preconditioner=root, sample_weight=w, leverage=lev,
+                                            progress=progress)
+                        for _ in range(runs)]
+        progress.close()
+        if runs > 1:
+            estimates = np.stack([r[burn:].mean(axis=0) for r in iterate_runs])
+        else:
+            estimates = split_estimates(iterate_runs[0], self.ci_method, burn, self.n_batches)
+        theta = estimates.mean(axis=0)
+        if not np.all(np.isfinite(estimates)):
             raise FloatingPointError(
                 "Non-finite iterates (floating-point overflow). Inputs are capped and gradients "
                 "clipped, so only extreme parameters (learning_rate, clip_norm) can cause this.")
+
+        # 5. Meat and clipping check at the estimate.
+        meat, _, clipping, clipping_std = private_meat_and_clipping(
+            X, y, w, lev, theta, clip_norm=clip, max_weight=W, fit_intercept=self.fit_intercept,
+            root=np.eye(q) if root is None else root, mu_meat=mus["population"],
+            mu_check=mus["clip_check"], rng=rng)
         sampling_cov = None
-        if self.population_share > 0:
-            mu_stats = mu * math.sqrt(self.population_share)
-            gram, stats_std = private_gram(X, y, fit_intercept=self.fit_intercept,
-                                           norm_bound=norm_bound, mu=mu_stats, rng=rng)
-            sampling_cov = _sampling_covariance(gram, stats_std, theta, n)
+        if meat is not None:
+            # The bread is A_hat with its eigenvalues floored at the ridge (its noise level).
+            a_eigs = np.maximum(pre.eigenvalues, pre.ridge)
+            sampling_cov = sandwich_covariance(meat, (a_eigs, pre.eigenvectors), root, n)
+
+        M, offset = original_scale_map(scaling, self.fit_intercept)
+        estimates_orig = estimates @ M.T + offset
+        theta_orig, bse, _ = t_interval(estimates_orig, 0.05)
+        if runs == 1 and self.ci_method == "batched_means":
+            # Slowly mixing iterates make batch means correlated and their spread too
+            # small; the autocorrelation-based standard error guards against that.
+            kept = iterate_runs[0][burn:]
+            kept = kept[kept.shape[0] % self.n_batches:]
+            bse = np.maximum(bse, mean_standard_error(kept @ M.T))
+        cov_orig = None if sampling_cov is None else M @ sampling_cov @ M.T
+        released = [theta_orig, bse] + ([] if cov_orig is None else [cov_orig])
+        if not all(np.all(np.isfinite(a)) for a in released):
+            raise FloatingPointError(
+                "The fit overflowed on the original scale: check bounds_X/bounds_y (a tiny "
+                "range), clip_norm and norm_bound.")
+
+        if self.n_iter is None and wanted > total and noise_cap < work_cap:
+            warnings.warn(
+                f"The private Gram matrix asks for about {wanted} steps to converge, but at this "
+                f"budget the noise allows {total} (more steps would make the clipping bite on "
+                "the noisy iterates): the estimate may not have converged in the directions the "
+                "data barely determine, and the intervals may not cover there. More rows, a "
+                "larger epsilon or tighter bounds help.", ConvergenceWarning, stacklevel=2)
+        self._warn(estimates, clipping, clipping_std, clip, n, W, root)
         # Fitted state is set only once the fit has succeeded.
-        self.coef_ = theta[:p]
-        self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
-        self.estimates_, self.bse_, self.sampling_cov_ = estimates, bse, sampling_cov
-        self.noise_std_, self.n_iter_, self.privacy_spent_ = noise_std, total_steps, spent
+        self.coef_ = theta_orig[:p]
+        self.intercept_ = float(theta_orig[p]) if self.fit_intercept else 0.0
+        self.estimates_, self.bse_, self.sampling_cov_ = estimates_orig, bse, cov_orig
+        self.clip_norm_, self.norm_bound_ = clip, norm_bound
+        self.clipped_fraction_ = (None if clipping is None
+                                  else float(np.clip(clipping[0] / n, 0.0, 1.0)))
+        self.clipped_fraction_std_ = None if clipping is None else clipping_std / n
+        self.noise_std_, self.learning_rate_ = noise_std, eta
+        self.n_iter_, self.burn_in_ = total, burn
+        self.privacy_spent_ = spent
+        self.privacy_shares_ = {k: v for k, v in shares.items() if v > 0}
         return self
+
+    def _warn(self, estimates, clipping, clipping_std, clip, n, W, root):
+        """Warnings computed from released quantities only."""
+        m = estimates.shape[0]
+        wspace = estimates if root is None else np.linalg.solve(root, estimates.T).T
+        se_w = wspace.std(axis=0, ddof=1) / math.sqrt(m)
+        if clipping is not None:
+            # Clipping moves the mean gradient by at most sum_i w_i (||g_i|| - C)_+ / n; the
+            # capped excess W C e / n is a lower estimate of that bound, e its release. In the
+            # preconditioned coordinates the Hessian is about I, so it compares directly
+            # with the standard errors there. Only a clear signal warns: both the count
+            # and the excess 3 noise stds above 0 (each excess term is at most its count
+            # term, so the smaller of the two is the safer reading).
+            bias = W * clip * (float(np.min(clipping)) - 3.0 * clipping_std) / n
+            if bias > 0.5 * float(np.min(se_w)):
+                warnings.warn(
+                    f"About {max(clipping[0], 0.0) / n:.2%} of the per-example gradients are "
+                    "clipped at the estimate (a private count), enough to bias it by more than "
+                    "half a standard error: the intervals may not cover the least-squares "
+                    "solution. Declare wider bounds, raise clip_norm, or read the estimate as "
+                    "a robust (clipped) fit.", UserWarning, stacklevel=3)
+        if self.ci_method != "independent_runs" and m >= 4:
+            half = m // 2
+            diff = wspace[:half].mean(axis=0) - wspace[half:].mean(axis=0)
+            sd = wspace.std(axis=0, ddof=1) * math.sqrt(1.0 / half + 1.0 / (m - half))
+            q = wspace.shape[1]
+            crit = stats.t.ppf(1.0 - 0.005 / q, df=m - 1)
+            if np.any(np.abs(diff) > crit * np.maximum(sd, np.finfo(float).tiny)):
+                warnings.warn(
+                    "The batch means still drift (first half against second half): the "
+                    "iterates may not have converged and the intervals may not cover. Raise "
+                    "n_iter and burn_in, or declare bounds_X/bounds_y.", ConvergenceWarning,
+                    stacklevel=3)
+
+    # -- intervals ---------------------------------------------------------------
 
     def _coef_names(self) -> list[str]:
         names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
                  else [f"x{j}" for j in range(self.n_features_in_)])
         return names + (["intercept"] if self.fit_intercept else [])
 
+    def _theta(self) -> np.ndarray:
+        return np.append(self.coef_, self.intercept_) if self.fit_intercept else self.coef_
+
     def conf_int(self, alpha: float = 0.05, target: str = "empirical"):
-        """Confidence intervals for the coefficients (intercept last).
+        """Confidence intervals for the coefficients (intercept last), on the original scale.
 
         Reads only the fitted private estimates: no data, no budget.
 
@@ -334,11 +706,13 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             Nominal coverage is 1 - alpha.
         target : {'empirical', 'population'}, default='empirical'
             ``'empirical'``: the least-squares solution of the fitted data
-            (Brown et al. 2024). ``'population'``: the parameter of the population
-            the rows were drawn from; the standard error adds the privately
-            estimated least-squares sampling variance
+            (Brown et al. 2024); the width is the privacy noise only.
+            ``'population'``: the least-squares parameter of the population
+            the rows were drawn from; the standard error adds the private HC1
+            sandwich estimate of the sampling variance
             (``sqrt(bse_**2 + diag(sampling_cov_))``), with the t quantile on
             m - 1 degrees of freedom (conservative for the sampling part).
+            See the class Notes for when each fails.
 
         Returns
         -------
@@ -350,8 +724,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if not (isinstance(alpha, Real) and 0 < alpha < 1):
             raise ValueError(f"alpha must be in (0, 1), got {alpha!r}.")
         se = self._standard_errors(target)
-        theta = np.append(self.coef_, self.intercept_) if self.fit_intercept else self.coef_
-        out = t_bounds(theta, se, self.estimates_.shape[0], alpha)
+        out = t_bounds(self._theta(), se, self.estimates_.shape[0], alpha)
         if hasattr(self, "feature_names_in_"):
             return pd.DataFrame(out, index=self._coef_names(), columns=["lower", "upper"])
         return out
@@ -363,11 +736,16 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             if self.sampling_cov_ is None:
                 raise ValueError("Population intervals need population_share > 0 at fit time "
                                  "(the sampling variance is estimated privately then).")
-            return np.sqrt(self.bse_**2 + np.diag(self.sampling_cov_))
+            return np.sqrt(self.bse_**2 + np.maximum(np.diag(self.sampling_cov_), 0.0))
         raise ValueError(f"target must be 'empirical' or 'population', got {target!r}.")
 
     def summary(self, alpha: float = 0.05, target: str = "empirical") -> pd.DataFrame:
-        """Coefficient table: coef, std err, and the interval bounds.
+        """Coefficient table in statsmodels' layout: coef, std err, t, P>|t| and the interval.
+
+        The t statistic is ``coef / std err`` and its two-sided p-value uses
+        Student's t with m - 1 degrees of freedom (m = ``n_batches``), as the
+        interval does; both test the hypothesis that the target coefficient
+        (see ``conf_int``) is 0. Post-processing only.
 
         Parameters
         ----------
@@ -378,31 +756,15 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         -------
         DataFrame
             Indexed by feature names (``x0, x1, ...`` for arrays) and
-            'intercept'.
+            'intercept'; columns ``coef``, ``std err``, ``t``, ``P>|t|``,
+            ``[alpha/2``, ``1-alpha/2]``.
         """
         ci = np.asarray(self.conf_int(alpha, target))
-        theta = np.append(self.coef_, self.intercept_) if self.fit_intercept else self.coef_
+        theta = self._theta()
+        se = self._standard_errors(target)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(se > 0, theta / se, np.inf * np.sign(theta))
+        pvalue = 2.0 * stats.t.sf(np.abs(t), df=self.estimates_.shape[0] - 1)
         lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
-        return pd.DataFrame({"coef": theta, "std err": self._standard_errors(target),
+        return pd.DataFrame({"coef": theta, "std err": se, "t": t, "P>|t|": pvalue,
                              lo: ci[:, 0], hi: ci[:, 1]}, index=self._coef_names())
-
-
-def _sampling_covariance(gram: np.ndarray, noise_std: float, theta: np.ndarray,
-                         n: int) -> np.ndarray:
-    """Least-squares sampling covariance ``sigma^2 (X^T X)^{-1}`` from a private Gram matrix.
-
-    ``gram`` is the noisy Gram of rows (x, [1], y). The X block is projected
-    to eigenvalues at least the typical spectral norm of its noise
-    (``2 sqrt(q) noise_std``, a public constant); the residual sum of squares
-    at ``theta`` is ``y'y - 2 theta'X'y + theta'X'X theta``, floored at the
-    same noise level. Post-processing only.
-    """
-    q = theta.shape[0]
-    gxx, gxy, gyy = gram[:q, :q], gram[:q, q], gram[q, q]
-    floor = 2.0 * math.sqrt(q) * noise_std
-    w, V = np.linalg.eigh(gxx)
-    w = np.maximum(w, floor)
-    gxx_inv = (V / w) @ V.T
-    rss = gyy - 2.0 * theta @ gxy + theta @ gxx @ theta
-    sigma2 = max(rss, floor) / max(n - q, 1)
-    return sigma2 * gxx_inv

@@ -19,6 +19,8 @@ from skdp.clipping import (
     squared_loss_residuals,
 )
 from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
+from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import (
     CorrelatedNoise,
     blt_parameters,
@@ -27,12 +29,16 @@ from skdp.mechanisms import (
     make_rng,
 )
 from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, private_step_inputs
+from skdp.utils._progress import Progress
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
 
 LOSSES = ("squared", "log", "multinomial")
+#: The default SGD step: min(0.1, _HORIZON_STEPS / T, max(_NOISE_STEP / rho**2, 3 / T)).
+_HORIZON_STEPS = 25.0
+_NOISE_STEP = 0.02
 
 
 def _residuals(loss: str, X, y, coef, fit_intercept: bool):
@@ -44,7 +50,7 @@ def _residuals(loss: str, X, y, coef, fit_intercept: bool):
 
 def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size: int,
            clip_norm: float, noise, square_noise=None, noise_variances=None, n_epochs: int = 1,
-           fit_intercept: bool = True) -> np.ndarray:
+           fit_intercept: bool = True, sample_weight=None, progress=None) -> np.ndarray:
     """Private mini-batch training of a linear model, rows in the order given.
 
     Step t takes the next batch of rows (``ceil(n / batch_size)`` steps per
@@ -77,6 +83,12 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
         Variance of each entry of ``noise[t]`` ('bias_correction').
     n_epochs : int, default=1
     fit_intercept : bool, default=True
+    sample_weight : ndarray of shape (n,), optional
+        Row weights: row i contributes ``w_i clip(g_i)`` (norm at most
+        ``max_weight * clip_norm``, which the noise must be calibrated to).
+        Not with 'scale_then_privatize'.
+    progress : Progress, optional
+        Told of every step.
 
     Returns
     -------
@@ -91,12 +103,24 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
     squares = private_moments in ("independent", "jme")
     scaled = private_moments == "scale_then_privatize"
     row_norms = np.sqrt(np.einsum("ij,ij->i", X, X) + (1.0 if fit_intercept else 0.0))
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if w is not None:
+        if scaled:
+            raise ValueError("sample_weight is not supported with "
+                             "private_moments='scale_then_privatize'.")
+        # clip(w_i g_i) would cap the weight; w_i clip(g_i) is what the noise pays for:
+        # pass the residuals times w_i and the row norms divided by w_i, so the clip
+        # factors are those of g_i and the sum is sum_i w_i f_i r_i x_i.
+        # A zero weight gets norm 0 (factor 1) and residual 0: it adds nothing.
+        row_norms = np.divide(row_norms, w, out=np.zeros_like(row_norms), where=w > 0)
     coef = np.array(coef, dtype=float)
     t = 0
     for _ in range(n_epochs):
         for start in range(0, n, b):
             Xb, yb = X[start:start + b], y[start:start + b]
             r = _residuals(loss, Xb, yb, coef, fit_intercept)
+            if w is not None:
+                r = r * (w[start:start + b] if r.ndim == 1 else w[start:start + b, None])
             extra = {}
             if scaled:
                 v = optimizer.mean_square
@@ -122,6 +146,8 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
             else:
                 coef = optimizer.step(coef, grad, second, bias)
             t += 1
+            if progress is not None:
+                progress.update()
     return coef
 
 
@@ -161,7 +187,21 @@ batch_size : int, default=64
 epochs : int, default=1
     Passes over the data in ``fit``, in one fixed random order (see Notes).
 learning_rate : float or None, default=None
-    None means 0.1 for 'sgd' and 'adagrad' and 0.01 for 'adam'.
+    None means 0.01 for 'adam', 0.1 for 'adagrad', and for 'sgd'
+    ``min(0.1, 25 / T)`` for the T steps of the first call (``epochs *
+    ceil(n / batch_size)``). With a fixed horizon the best constant step is
+    of order 1 / T: the iterates must travel a few time constants (the
+    effective curvature of clipped gradients, ``clip_norm / ||g||``, is
+    often ~0.1 for standardised data), and a longer step only adds noise.
+    It is also at most ``max(0.02 / rho**2, 3 / T)`` with ``rho**2 = q (noise_std_ /
+    (batch_size_ * clip_norm * max_weight))**2`` (q coefficients), the
+    squared ratio of the noise on one step's mean gradient to the largest
+    mean clipped gradient: the noise the iterates accumulate grows like
+    ``learning_rate * rho**2`` (``3 / T`` keeps three unit-curvature time
+    constants in short runs). Small batches and many epochs get small
+    steps, so training is stable at every batch size (at batch size 1 and
+    epsilon of order 1 the noise then keeps the model near its start: use
+    larger batches).
 clip_norm : float, default=1.0
     Bound on the L2 norm of every per-example gradient.
 momentum : float, default=0.0
@@ -177,6 +217,16 @@ eps_stability : float or None, default=None
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
     clipped gradient.%(classes)s
+bounds_X : tuple (lower, upper) or None, default=None
+    Declared range of every feature (scalars or one value per feature), known
+    without looking at the data: values are clipped to it and training runs on
+    the columns mapped to [-1, 1] (as in :class:`DPLinearRegressionGD`;
+    ``clip_norm`` applies there); ``coef_`` and ``intercept_`` are on the
+    original scale. Fixed by the first call of a stream.%(bounds_y)s
+%(max_weight)s
+verbose : int, default=0
+    0 silent; 1 a few progress lines on stderr; 2 a progress bar (tqdm, if
+    installed). Only public quantities (steps, time) are printed.
 n_steps : int or None, default=None
     Horizon of the 'nu' noise: the number of steps the stream may take,
     across ``fit`` and later ``partial_fit`` calls (the sensitivity grows
@@ -206,6 +256,8 @@ sensitivity_factor_ : float
     ``2 * clip_norm * kappa`` (see Notes).
 batch_size_ : int
 eps_stability_ : float
+learning_rate_ : float
+    The step size used (see ``learning_rate``).
 horizon_ : int or None
     The 'nu' noise's horizon (None for independent noise or an unbounded
     'nu' stream).
@@ -224,8 +276,11 @@ See Also
 Notes
 -----
 **Guarantee.** Neighbouring datasets differ in one row replaced by another;
-n is public. Each per-example gradient has norm at most ``clip_norm``, so a
-replaced row changes a step's gradient sum by at most ``2 clip_norm``. The
+n is public. Each per-example gradient has norm at most ``clip_norm`` and
+enters with its weight (at most ``max_weight``, 1 without weights), so a
+replaced row changes a step's gradient sum by at most ``2 max_weight
+clip_norm``; every noise std below is that of ``max_weight = 1`` times
+``max_weight``. The
 noise of step t is ``std [C^{-1} Z]_t`` with C = I ('independent') or the
 nu-DP-FTRL Toeplitz matrix; the whole run is the matrix mechanism on the
 (adaptively chosen) stream of gradient sums, mu-GDP for
@@ -301,12 +356,15 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [Interval(Real, 1e-100, 1e100, closed="both")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
         "betas": ["array-like"],
         "eps_stability": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
+        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "verbose": ["verbose"],
+        "bounds_X": ["array-like", None],
     }
 
     _DEFAULT_LEARNING_RATE = {"sgd": 0.1, "adagrad": 0.1, "adam": 0.01}
@@ -336,9 +394,15 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
             kappa = cyclic_sensitivity_factor(kind, horizon or steps, per_epoch, epochs, nu=self.nu)
         variant = "post_processing" if self.optimizer == "sgd" else self.private_moments
         mu = self._budget_mu()
-        std1, std2 = moment_noise_stds(variant, mu, self.clip_norm, int(np.prod(shape)), kappa)
+        zeta = self.clip_norm * self.max_weight  # bound on w_i clip(g_i)
+        std1, std2 = moment_noise_stds(variant, mu, zeta, int(np.prod(shape)), kappa)
         eps = self.eps_stability if self.eps_stability is not None else std1 / b
-        lr = self.learning_rate or self._DEFAULT_LEARNING_RATE[self.optimizer]
+        lr = self.learning_rate
+        if lr is None and self.optimizer == "sgd":
+            rho2 = np.prod(shape) * (std1 / (b * zeta)) ** 2  # noise / clip of a mean gradient
+            lr = min(0.1, _HORIZON_STEPS / steps, max(_NOISE_STEP / rho2, 3.0 / steps))
+        elif lr is None:
+            lr = self._DEFAULT_LEARNING_RATE[self.optimizer]
         if self.optimizer == "sgd":
             optimizer = SGD(lr, momentum=self.momentum)
         elif self.optimizer == "adagrad":
@@ -349,7 +413,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         rng_order, rng1, rng2 = make_rng(self.random_state).spawn(3)
         params = self.get_params(deep=False)
         params.pop("accountant")
-        return dict(params=params, variant=variant, batch_size=b, horizon=horizon, kappa=kappa,
+        return dict(params=params, variant=variant, batch_size=b, horizon=horizon, kappa=kappa, lr=lr,
                     std1=std1, std2=std2, eps=eps, optimizer=optimizer, spent=spent,
                     rng_order=rng_order, noise1=CorrelatedNoise(kind, shape, rng1, nu=self.nu),
                     noise2=CorrelatedNoise(kind, shape, rng2, nu=self.nu) if std2 else None,
@@ -357,7 +421,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
 
     # -- one call: draw the noise, run the steps -------------------------------
 
-    def _run(self, X, Y, state: dict, epochs: int) -> dict:
+    def _run(self, X, Y, state: dict, epochs: int, sample_weight=None) -> dict:
         prm, b = state["params"], state["batch_size"]
         n = X.shape[0]
         steps = epochs * -(-n // b)
@@ -373,12 +437,16 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         variances = None
         if state["variant"] == "bias_correction":
             variances = state["std1"] ** 2 * state["noise1"].step_variances(t0, t0 + steps)
+        w = None if sample_weight is None else sample_weight[order]
+        progress = Progress(prm["verbose"], steps, type(self).__name__)
         with np.errstate(over="ignore", invalid="ignore"):
             coef = dp_sgd(X[order], Y[order], state["coef"], loss=self._loss(Y),
                           optimizer=state["optimizer"], private_moments=state["variant"],
                           batch_size=b, clip_norm=prm["clip_norm"], noise=noise,
                           square_noise=square_noise, noise_variances=variances, n_epochs=epochs,
-                          fit_intercept=prm["fit_intercept"])
+                          fit_intercept=prm["fit_intercept"], sample_weight=w,
+                          progress=progress)
+        progress.close()
         if not np.all(np.isfinite(coef)):
             raise FloatingPointError(
                 "Training produced non-finite parameters (floating-point overflow). Lower the "
@@ -387,21 +455,37 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
 
     def _store(self, state: dict) -> None:
         p = self.n_features_in_
-        coef = state["coef"]
         fi = state["params"]["fit_intercept"]
+        M, offset = original_scale_map(state["scaling"], fi)
+        coef = M @ state["coef"] + (offset if state["coef"].ndim == 1 else offset[:, None])
         self._set_coef(coef[:p], coef[p] if fi else np.zeros(coef.shape[1:]))
         self.privacy_spent_ = state["spent"]
         self.noise_std_, self.second_noise_std_ = state["std1"], state["std2"]
         self.sensitivity_factor_ = state["kappa"]
         self.batch_size_, self.eps_stability_ = state["batch_size"], state["eps"]
+        self.learning_rate_ = state["lr"]
         self.horizon_ = state["horizon"]
         self.n_iter_, self.n_steps_ = state["n_iter"], state["t"]
         self._state = state
 
-    def _fit(self, X, Y, epochs: int, first: bool):
-        state = self._start(X.shape[0], 1 if Y.ndim == 1 else Y.shape[1], epochs) if first \
-            else self._state
-        self._store(self._run(X, Y, state, epochs))
+    def _fit(self, X, Y, epochs: int, first: bool, sample_weight=None):
+        max_weight = self.max_weight if first else self._state["params"]["max_weight"]
+        w = check_weights(sample_weight, X.shape[0], max_weight)
+        if w is not None and (self.private_moments if first else self._state["variant"]) \
+                == "scale_then_privatize" and self.optimizer != "sgd":
+            raise ValueError("sample_weight is not supported with "
+                             "private_moments='scale_then_privatize'.")
+        if first:
+            bounds_y = getattr(self, "bounds_y", None)
+            scaling = make_scaling(check_bounds(self.bounds_X, X.shape[1], "bounds_X"),
+                                   check_bounds(bounds_y, 1, "bounds_y"), X.shape[1],
+                                   self.fit_intercept)
+            state = {**self._start(X.shape[0], 1 if Y.ndim == 1 else Y.shape[1], epochs),
+                     "scaling": scaling}
+        else:
+            state = self._state
+        X, Y = state["scaling"].transform(X, Y)
+        self._store(self._run(X, Y, state, epochs, w))
         return self
 
 
@@ -409,6 +493,9 @@ class DPSGDRegressor(LinearPredictMixin, RegressorMixin, _BaseDPSGD):
     __doc__ = _DOC % {
         **PRIVACY_PARAMS_DOC, "model": "linear regression", "loss": "squared loss "
         "``(x . w + b - y)**2 / 2``", "classes": "", "classes_attr": "",
+        "bounds_y": """
+bounds_y : tuple (lower, upper) or None, default=None
+    Declared range of the label, used the same way.""",
         "coef_shape": "ndarray of shape (n_features,)", "intercept_shape": "float",
         "see_also": "DPLinearRegressionGD : Full-batch DP-GD with confidence intervals.\n"
                     "DPAMBSSGDRegressor : One pass with private adaptive clipping.",
@@ -421,11 +508,14 @@ class DPSGDRegressor(LinearPredictMixin, RegressorMixin, _BaseDPSGD):
 >>> reg.fit(X, y).coef_.round(1)
 array([ 1. , -0.5,  0.2])"""}
 
+    _parameter_constraints: dict = {**_BaseDPSGD._parameter_constraints,
+                                    "bounds_y": ["array-like", None]}
+
     def __init__(self, *, epsilon=1.0, delta=1e-6, optimizer="sgd",
                  private_moments="post_processing", noise="independent", nu=0.01, batch_size=64,
                  epochs=1, learning_rate=None, clip_norm=1.0, momentum=0.0, betas=(0.9, 0.999),
-                 eps_stability=None, fit_intercept=True, n_steps=None, accountant=None,
-                 random_state=None):
+                 eps_stability=None, fit_intercept=True, n_steps=None, bounds_X=None,
+                 bounds_y=None, max_weight=1.0, verbose=0, accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.optimizer = optimizer
@@ -441,6 +531,10 @@ array([ 1. , -0.5,  0.2])"""}
         self.eps_stability = eps_stability
         self.fit_intercept = fit_intercept
         self.n_steps = n_steps
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.max_weight = max_weight
+        self.verbose = verbose
         self.accountant = accountant
         self.random_state = random_state
 
@@ -452,29 +546,34 @@ array([ 1. , -0.5,  0.2])"""}
         self.coef_, self.intercept_ = coef, float(intercept)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train for ``epochs`` passes, starting a fresh stream (and a fresh charge).
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative weights at most ``max_weight``, checked before any
+            budget is charged.
 
         Returns
         -------
         self : DPSGDRegressor
         """
         X, y = validate_private(self, X, y, y_numeric=True, dtype=np.float64)
-        return self._fit(X, y, self.epochs, first=True)
+        return self._fit(X, y, self.epochs, first=True, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """One pass over new rows, continuing the stream (no further budget; see Notes).
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights at most the ``max_weight`` of the first call.
 
         Returns
         -------
@@ -482,13 +581,14 @@ array([ 1. , -0.5,  0.2])"""}
         """
         first = not self._stream_started()
         X, y = validate_private(self, X, y, y_numeric=True, reset=first, dtype=np.float64)
-        return self._fit(X, y, 1, first=first)
+        return self._fit(X, y, 1, first=first, sample_weight=sample_weight)
 
 
 class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
     __doc__ = _DOC % {
         **PRIVACY_PARAMS_DOC, "model": "logistic regression",
         "loss": "logistic loss (binary) or multinomial logistic loss (three or more classes)",
+        "bounds_y": "",
         "classes": """
 classes : array-like or None, default=None
     The labels, known in advance (public). None reads them from ``y`` in the
@@ -516,7 +616,7 @@ classes_ : ndarray of shape (n_classes,)""",
                  private_moments="post_processing", noise="independent", nu=0.01, batch_size=64,
                  epochs=1, learning_rate=None, clip_norm=1.0, momentum=0.0, betas=(0.9, 0.999),
                  eps_stability=None, fit_intercept=True, classes=None, n_steps=None,
-                 accountant=None, random_state=None):
+                 bounds_X=None, max_weight=1.0, verbose=0, accountant=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.optimizer = optimizer
@@ -533,6 +633,9 @@ classes_ : ndarray of shape (n_classes,)""",
         self.fit_intercept = fit_intercept
         self.classes = classes
         self.n_steps = n_steps
+        self.bounds_X = bounds_X
+        self.max_weight = max_weight
+        self.verbose = verbose
         self.accountant = accountant
         self.random_state = random_state
 
@@ -579,24 +682,29 @@ classes_ : ndarray of shape (n_classes,)""",
         return X, y
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train for ``epochs`` passes, starting a fresh stream (and a fresh charge).
 
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative weights at most ``max_weight``, checked before any
+            budget is charged.
 
         Returns
         -------
         self : DPSGDClassifier
         """
         X, y = self._validate(X, y, reset=True)
+        check_weights(sample_weight, X.shape[0], self.max_weight)
         self.classes_ = self._label_set(y, None)
-        return self._fit(X, self._encode(y), self.epochs, first=True)
+        return self._fit(X, self._encode(y), self.epochs, first=True,
+                         sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over new rows, continuing the stream (no further budget; see Notes).
 
         Parameters
@@ -606,6 +714,8 @@ classes_ : ndarray of shape (n_classes,)""",
         classes : array-like or None, default=None
             The label set, for the first call (as the ``classes`` parameter);
             later calls must leave it None or pass the same labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights at most the ``max_weight`` of the first call.
 
         Returns
         -------
@@ -618,7 +728,7 @@ classes_ : ndarray of shape (n_classes,)""",
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(f"classes={list(classes)} differs from the stream's classes "
                              f"{self.classes_.tolist()}.")
-        return self._fit(X, self._encode(y), 1, first=first)
+        return self._fit(X, self._encode(y), 1, first=first, sample_weight=sample_weight)
 
     def decision_function(self, X):
         """Linear scores (post-processing: no budget).

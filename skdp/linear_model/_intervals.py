@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["CI_METHODS", "split_estimates", "t_bounds", "t_interval"]
+__all__ = ["CI_METHODS", "mean_standard_error", "split_estimates", "t_bounds", "t_interval"]
 
 CI_METHODS = ("batched_means", "checkpoints", "independent_runs")
 
@@ -72,3 +72,35 @@ def t_bounds(center: np.ndarray, se: np.ndarray, m: int, alpha: float) -> np.nda
     """``center +- t_{1 - alpha/2, m - 1} * se`` as an array of shape (p, 2)."""
     half = stats.t.ppf(1.0 - alpha / 2.0, df=m - 1) * se
     return np.column_stack([center - half, center + half])
+
+
+def mean_standard_error(series: np.ndarray) -> np.ndarray:
+    """Standard error of the mean of a stationary, autocorrelated series, per column.
+
+    Geyer's (1992) initial positive sequence estimator: the autocovariances
+    ``gamma_k`` are summed in pairs ``Gamma_j = gamma_{2j} + gamma_{2j+1}``
+    up to the first non-positive pair, and the variance of the mean of N
+    values is ``(-gamma_0 + 2 sum_j Gamma_j) / N``. Unlike batch means it does
+    not assume the batches are independent, so it guards the batched-means
+    interval when the iterates mix slowly. Post-processing of released
+    iterates only.
+
+    Parameters
+    ----------
+    series : ndarray of shape (N, p)
+
+    Returns
+    -------
+    ndarray of shape (p,)
+    """
+    x = np.asarray(series, dtype=float)
+    n = x.shape[0]
+    x = x - x.mean(axis=0)
+    size = 1 << (2 * n - 1).bit_length()
+    spectrum = np.fft.rfft(x, n=size, axis=0)
+    acov = np.fft.irfft(spectrum * np.conj(spectrum), n=size, axis=0)[:n] / n
+    pairs = acov[0:n - 1:2] + acov[1:n:2]
+    # Keep the pairs before the first non-positive one (per column).
+    positive = np.cumprod(pairs > 0, axis=0).astype(bool)
+    var = -acov[0] + 2.0 * np.sum(np.where(positive, pairs, 0.0), axis=0)
+    return np.sqrt(np.maximum(var, acov[0]) / n)

@@ -2,17 +2,60 @@
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import numpy as np
 
-from skdp.clipping import clip_rows
+from skdp.clipping import clip_factors
 from skdp.mechanisms._random import gaussian_noise
+from skdp.utils._rows import sum_rows
 
-__all__ = ["private_gram"]
+__all__ = ["gram_sensitivity", "private_gram"]
+
+
+def gram_sensitivity(norm_bound: float, max_weight: float = 1.0) -> float:
+    """Replace-one L2 sensitivity of ``sum_i w_i z_i z_i^T`` for ``||z_i|| <= B``, ``w_i <= W``.
+
+    Replacing (w, z) by (w', z') changes the sum by ``w z z^T - w' z' z'^T``,
+    whose squared Frobenius norm is ``w**2 ||z||**4 + w'**2 ||z'||**4 - 2 w w'
+    (z . z')**2 <= 2 W**2 B**4``: the sensitivity is ``sqrt(2) W B**2``. The
+    upper triangle (diagonal included) is a sub-vector, so the same bound holds
+    for it.
+
+    Parameters
+    ----------
+    norm_bound : float
+        B.
+    max_weight : float, default=1.0
+        W.
+
+    Returns
+    -------
+    float
+    """
+    return math.sqrt(2.0) * float(max_weight) * float(norm_bound) ** 2
+
+
+def _gram_block(Xb, yb, wb, *, fit_intercept: bool, norm_bound: float, intercept_value=1.0):
+    """``sum_i w_i z_i z_i^T`` over one block, rows ``z_i = (x_i, [c], [y_i])`` clipped."""
+    parts = [Xb]
+    if fit_intercept:
+        parts.append(np.full((Xb.shape[0], 1), intercept_value))
+    if yb is not None:
+        parts.append(yb[:, None])
+    Z = np.hstack(parts) if len(parts) > 1 else np.array(Xb, dtype=float)
+    f = clip_factors(np.sqrt(np.einsum("ij,ij->i", Z, Z)), norm_bound)
+    if wb is not None:
+        return (Z * (wb * f * f)[:, None]).T @ Z
+    Z *= f[:, None]
+    return Z.T @ Z
 
 
 def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float,
-                 rng: np.random.Generator, chunk_size: int = 16384) -> tuple[np.ndarray, float]:
-    """Private ``Z^T Z`` for the rows ``z_i = (x_i, [1], [y_i])`` clipped to ``norm_bound``.
+                 rng: np.random.Generator, chunk_size: int = 16384, sample_weight=None,
+                 max_weight: float = 1.0, intercept_value: float = 1.0) -> tuple[np.ndarray, float]:
+    """Private ``Z^T W Z`` for the rows ``z_i = (x_i, [1], [y_i])`` clipped to ``norm_bound``.
 
     Parameters
     ----------
@@ -28,7 +71,14 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         GDP budget of the release.
     rng : numpy.random.Generator
     chunk_size : int, default=16384
-        Rows are processed in chunks: extra memory O(chunk_size * q).
+        Rows per block (:func:`skdp.utils._rows.sum_rows`): extra memory
+        O(chunk_size * q).
+    sample_weight : ndarray of shape (n,), optional
+        Row weights in ``[0, max_weight]`` (already validated).
+    max_weight : float, default=1.0
+        The declared bound on the weights.
+    intercept_value : float, default=1.0
+        Value of the constant column (for rows rescaled by a public constant).
 
     Returns
     -------
@@ -36,10 +86,8 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         Symmetric; Gaussian noise of std ``noise_std`` on each entry of the
         upper triangle (diagonal included), mirrored below.
     noise_std : float
-        ``2 * norm_bound**2 / mu``. Replacing a row z by z' changes
-        ``Z^T Z`` by ``z z^T - z' z'^T``, of Frobenius norm at most
-        ``||z||**2 + ||z'||**2 <= 2 norm_bound**2``; the upper triangle is a
-        sub-vector, so its L2 sensitivity is at most that too.
+        ``sqrt(2) * max_weight * norm_bound**2 / mu``
+        (:func:`gram_sensitivity` over mu).
 
     Examples
     --------
@@ -47,22 +95,15 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
     >>> from skdp.mechanisms import make_rng, private_gram
     >>> X = np.ones((1000, 2)) * 0.5
     >>> G, std = private_gram(X, fit_intercept=True, norm_bound=1.0, mu=1.0, rng=make_rng(0))
-    >>> G.shape, std
-    ((3, 3), 2.0)
+    >>> G.shape, round(std, 4)
+    ((3, 3), 1.4142)
     """
     X = np.asarray(X, dtype=float)
-    n, p = X.shape
-    q = p + int(fit_intercept) + int(y is not None)
-    gram = np.zeros((q, q))
-    for start in range(0, n, chunk_size):
-        parts = [X[start:start + chunk_size]]
-        m = parts[0].shape[0]
-        if fit_intercept:
-            parts.append(np.ones((m, 1)))
-        if y is not None:
-            parts.append(np.asarray(y, dtype=float)[start:start + chunk_size, None])
-        Z = clip_rows(np.hstack(parts), norm_bound)
-        gram += Z.T @ Z
-    noise_std = 2.0 * float(norm_bound) ** 2 / float(mu)
+    y = None if y is None else np.asarray(y, dtype=float)
+    q = X.shape[1] + int(fit_intercept) + int(y is not None)
+    block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
+                    intercept_value=float(intercept_value))
+    gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))
+    noise_std = gram_sensitivity(norm_bound, max_weight) / float(mu)
     upper = np.triu(gaussian_noise(noise_std, (q, q), rng))
     return gram + upper + np.triu(upper, 1).T, noise_std

@@ -553,16 +553,16 @@ sklearn.model_selection.GridSearchCV : The non-private search; its scores and
 >>> from skdp.linear_model import DPLinearRegressionGD
 >>> from skdp.model_selection import DPGridSearchCV
 >>> rng = np.random.default_rng(0)
->>> X = rng.normal(size=(5_000, 3))
->>> y = X @ np.array([1.0, -0.5, 0.25]) + rng.normal(scale=0.5, size=5_000)
+>>> X = rng.normal(size=(20_000, 3))
+>>> y = X @ np.array([1.0, -0.5, 0.25]) + rng.normal(scale=0.5, size=20_000)
 >>> search = DPGridSearchCV(DPLinearRegressionGD(), {"clip_norm": [0.01, 10.0, 1e4]},
 ...                         epsilon=2.0, random_state=0).fit(X, y)
 >>> search.best_params_
 {'clip_norm': 10.0}
 >>> search.privacy_spent_.epsilon
 2.0...
->>> np.round(search.best_estimator_.coef_, 1)
-array([ 1. , -0.5,  0.2])""",
+>>> bool(np.abs(search.best_estimator_.coef_ - [1.0, -0.5, 0.25]).max() < 0.05)
+True""",
 }
 
 _RANDOM = {

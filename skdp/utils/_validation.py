@@ -144,7 +144,7 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
     if not np.any(w > 0):
         # A table that weighs nothing is a user mistake, raised like any other
         # schema error (see the threat model: errors name problems, not values).
-        raise ValueError("sample_weight: all weights are zero; there is nothing to fit.")
+        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     if np.any(w > max_weight):
         raise ValueError(f"sample_weight exceeds max_weight={max_weight:g}; declare a larger "
                          "max_weight (it scales the noise) or cap the weights.")
@@ -175,5 +175,5 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float):
     totals = dask.compute(*[dask.delayed(_weight_block)(b, max_weight, i)
                             for i, b in enumerate(w.to_delayed().ravel())])
     if not sum(totals) > 0:
-        raise ValueError("sample_weight: all weights are zero; there is nothing to fit.")
+        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     return w.astype(np.float64)

@@ -1,0 +1,142 @@
+"""Private sandwich covariance of least squares, and a private check of the clipping, at an estimate.
+
+One pass over the rows at a released estimate theta releases, with Gaussian
+noise,
+
+- the *meat* ``sum_i c_i c_i^T`` of the clipped per-example gradients
+  ``c_i = w_i clip(P z_i r_i, C)`` in the preconditioned coordinates (``r_i =
+  z_i . theta - y_i``), of replace-one sensitivity ``sqrt(2) W**2 C**2``
+  (:func:`skdp.mechanisms.gram_sensitivity` with bound ``W C``);
+- two clipping diagnostics, each a sum over rows of a term in [0, 1]: the
+  weighted count of clipped gradients, ``sum_i (w_i / W) 1{||g_i|| > C}``, and
+  their capped excess, ``sum_i (w_i / W) min(||g_i|| - C, C)_+ / C``.
+  Replacing a row moves each sum by at most 1: sensitivity ``sqrt(2)``.
+
+The heteroskedasticity-consistent (HC1) covariance of least squares is
+``n / (n - q) A^{-1} S A^{-1} / n`` with ``A = Z^T W Z / n`` and ``S = sum_i
+w_i**2 r_i**2 z_i z_i^T / n``; :func:`sandwich_covariance` assembles it from
+the private Gram and the private meat (post-processing).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+
+from skdp.clipping import gradient_clip_factors
+from skdp.mechanisms import gaussian_noise
+from skdp.mechanisms._gram import gram_sensitivity
+from skdp.utils._rows import sum_rows
+
+__all__ = ["private_meat_and_clipping", "sandwich_covariance"]
+
+
+def _residuals(Xb, yb, theta, fit_intercept):
+    p = Xb.shape[1]
+    r = Xb @ theta[:p] - yb
+    if fit_intercept:
+        r += theta[p]
+    return r
+
+
+def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept):
+    r = _residuals(Xb, yb, theta, fit_intercept)
+    norms = lev * np.abs(r)
+    f = gradient_clip_factors(lev, r, clip_norm)
+    c = r * f if wb is None else r * f * wb
+    Zc = Xb * c[:, None]
+    q = Xb.shape[1] + int(fit_intercept)
+    meat = np.empty((q, q))
+    meat[:Xb.shape[1], :Xb.shape[1]] = Zc.T @ Zc
+    if fit_intercept:
+        side = Zc.T @ c
+        meat[:-1, -1] = side
+        meat[-1, :-1] = side
+        meat[-1, -1] = c @ c
+    share = np.ones_like(r) if wb is None else wb / max_weight
+    excess = np.minimum(np.maximum(norms - clip_norm, 0.0), clip_norm) / clip_norm
+    return meat, np.array([share @ (norms > clip_norm), share @ excess])
+
+
+def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm: float,
+                              max_weight: float, fit_intercept: bool, root: np.ndarray,
+                              mu_meat: float, mu_check: float, rng: np.random.Generator):
+    """Private meat (preconditioned coordinates) and clipping diagnostics at ``theta``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,)
+    sample_weight : ndarray of shape (n,) or None
+    leverage : ndarray of shape (n,)
+        ``||P z_i||``, the norms of the preconditioned rows.
+    theta : ndarray of shape (q,)
+    clip_norm : float
+        C, in the preconditioned coordinates.
+    max_weight : float
+    fit_intercept : bool
+    root : ndarray of shape (q, q)
+        The preconditioner P (symmetric).
+    mu_meat, mu_check : float
+        GDP budgets of the two releases; 0 skips a release (it is then None).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    meat : ndarray of shape (q, q) or None
+        ``P (sum_i c_i**2 z_i z_i^T) P`` plus symmetric noise.
+    meat_std : float
+        Its noise std per entry (0 when not released).
+    clipping : ndarray of shape (2,) or None
+        Noisy (count, capped excess in units of C) of clipped gradients.
+    clipping_std : float
+    """
+    block = partial(_meat_block, theta=theta, clip_norm=float(clip_norm),
+                    max_weight=float(max_weight), fit_intercept=fit_intercept)
+    meat_theta, counts = sum_rows(block, X, y, sample_weight, leverage)
+    meat, meat_std, clipping, clipping_std = None, 0.0, None, 0.0
+    if mu_meat > 0:
+        q = root.shape[0]
+        meat_std = gram_sensitivity(max_weight * clip_norm) / mu_meat
+        upper = np.triu(gaussian_noise(meat_std, (q, q), rng))
+        meat = root @ meat_theta @ root + upper + np.triu(upper, 1).T
+    if mu_check > 0:
+        clipping_std = math.sqrt(2.0) / mu_check
+        clipping = counts + gaussian_noise(clipping_std, 2, rng)
+    return meat, meat_std, clipping, clipping_std
+
+
+def sandwich_covariance(meat: np.ndarray, hessian_eigs: tuple, root: np.ndarray,
+                        n: int) -> np.ndarray:
+    """HC1 sandwich covariance of the coefficients from private pieces (post-processing).
+
+    Parameters
+    ----------
+    meat : ndarray of shape (q, q)
+        Private meat in the preconditioned coordinates; it is projected to
+        the positive semi-definite cone (negative eigenvalues, which only
+        noise can cause, set to 0).
+    hessian_eigs : (ndarray, ndarray)
+        Eigenvalues (floored by the caller) and eigenvectors of the private
+        ``A_hat = Z^T W Z / n``.
+    root : ndarray of shape (q, q)
+        P, so that the meat in the coefficients' coordinates is
+        ``P^{-1} meat P^{-1}``.
+    n : int
+
+    Returns
+    -------
+    ndarray of shape (q, q)
+        ``n / (n - q) A^{-1} S A^{-1} / n`` in the coefficients' coordinates.
+    """
+    q = meat.shape[0]
+    w, V = np.linalg.eigh((meat + meat.T) / 2.0)
+    meat_psd = (V * np.maximum(w, 0.0)) @ V.T
+    lam, U = hessian_eigs
+    a_inv = (U / lam) @ U.T
+    p_inv = np.linalg.pinv(root, hermitian=True)
+    left = a_inv @ p_inv
+    cov = left @ meat_psd @ left.T / (n * n)
+    return cov * n / max(n - q, 1)

@@ -1,0 +1,33 @@
+"""Sample weights of the linear models: the shared check plus the linear models' own rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skdp.utils._dask import is_dask
+from skdp.utils._validation import check_sample_weight
+
+__all__ = ["check_weights"]
+
+
+def check_weights(sample_weight, n_samples: int, max_weight: float):
+    """:func:`skdp.utils._validation.check_sample_weight`, and weights that are not all zero.
+
+    All-zero weights leave no data to fit (scikit-learn's convention is a
+    ValueError); like every weight check it runs before any budget is charged.
+    Unit weights are the unweighted fit, bit for bit: they come back as None.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+    n_samples : int
+    max_weight : float
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or None
+    """
+    w = check_sample_weight(sample_weight, n_samples, max_weight)
+    if w is not None and not is_dask(w) and np.all(w == 1.0):
+        return None  # the same sums, bit for bit, without the multiplications
+    return w
