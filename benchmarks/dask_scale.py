@@ -92,11 +92,13 @@ def dpgd(rows, client):
     import dask.array as da
 
     d = 10
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(rows, d))
-    y = X @ np.linspace(1, -1, d) + rng.normal(size=rows)
-    Xd = da.from_array(X, chunks=(rows // 8, d)).persist()
-    yd = da.from_array(y, chunks=rows // 8).persist()
+    # Generated on the workers (as a table read from storage would be), then
+    # the same values brought into memory for the in-memory fit.
+    Xd = da.random.default_rng(0).normal(size=(rows, d), chunks=(rows // 8, d))
+    yd = Xd @ np.linspace(1, -1, d) + da.random.default_rng(1).normal(size=rows,
+                                                                       chunks=rows // 8)
+    Xd, yd = Xd.persist(), yd.persist()
+    X, y = Xd.compute(), yd.compute()
     out = []
     for name, make in [("DPLinearRegressionGD", lambda: DPLinearRegressionGD(random_state=0)),
                        ("AdaSSPRegressor", lambda: AdaSSPRegressor(random_state=0))]:

@@ -51,6 +51,9 @@ def test_docs_build_without_warnings(tmp_path):
     # Build a copy: autosummary writes its stub pages into the source tree.
     src = tmp_path / "docs"
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "generated"))
+    # The user guide includes the example scripts (literalinclude ../../examples).
+    shutil.copytree(DOCS.parent / "examples", tmp_path / "examples",
+                    ignore=shutil.ignore_patterns("*.png", "__pycache__"))
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          str(src), str(tmp_path / "html")],

@@ -122,6 +122,7 @@ array([ 0.5, -0.5])
 
 class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
+    _accepts_dask = True  # every pass is a sum over rows: Dask sums it per partition
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,

@@ -35,6 +35,7 @@ from skdp.linear_model._private_bounds import (
 from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
 from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_noise, make_rng, private_gram
+from skdp.utils._dask import is_dask
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
@@ -82,21 +83,33 @@ def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
     return out
 
 
+def _leverage_block(Xb, *, root, fit_intercept):
+    """``||P z_i||`` for the rows of one block."""
+    if root is None:
+        sq = np.einsum("ij,ij->i", Xb, Xb) + (1.0 if fit_intercept else 0.0)
+    else:
+        p = Xb.shape[1]
+        U = Xb @ root[:p]
+        if fit_intercept:
+            U += root[p]
+        sq = np.einsum("ij,ij->i", U, U)
+    return np.sqrt(sq)
+
+
 def _leverage(X, root, fit_intercept):
-    """``||P z_i||`` for every row (``z_i = (x_i, [1])``; P = I when root is None)."""
+    """``||P z_i||`` for every row (``z_i = (x_i, [1])``; P = I when root is None).
+
+    For a Dask X a lazy array with X's partitions (persisted with X by the
+    caller); in memory computed block by block.
+    """
+    block = partial(_leverage_block, root=root, fit_intercept=fit_intercept)
+    if is_dask(X):
+        return X.map_blocks(block, drop_axis=1, dtype=np.float64)
     n, p = X.shape
     block_rows = _block_rows(p)
     out = np.empty(n)
     for start in range(0, n, block_rows):
-        Xb = X[start:start + block_rows]
-        if root is None:
-            sq = np.einsum("ij,ij->i", Xb, Xb) + (1.0 if fit_intercept else 0.0)
-        else:
-            U = Xb @ root[:p]
-            if fit_intercept:
-                U += root[p]
-            sq = np.einsum("ij,ij->i", U, U)
-        out[start:start + block_rows] = np.sqrt(sq)
+        out[start:start + block_rows] = block(X[start:start + block_rows])
     return out
 
 
@@ -167,6 +180,15 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
             if progress is not None:
                 progress.update()
     return iterates
+
+
+def _persist(*arrays):
+    """Persist the Dask arrays among ``arrays`` (None stays None)."""
+    import dask
+
+    kept = [a for a in arrays if a is not None]
+    done = iter(dask.persist(*kept))
+    return tuple(None if a is None else next(done) for a in arrays)
 
 
 def _quantile_block(Xb, yb, wb, lev, *, theta, fit_intercept, level):
@@ -399,6 +421,7 @@ array([ 1.  , -0.5 ,  0.27])
 
 class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
+    _accepts_dask = True  # every pass is a sum over rows: Dask sums it per partition
 
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
@@ -536,6 +559,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         self._plan(None if self.gram_share == 0 else 1.0, eta)
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)
+        if is_dask(X):  # every step reads the rows: keep them (scaled) on the workers
+            X, y, w = _persist(X, y, w)
 
         mu = self._budget_mu()
         spent = self._charge(mu)  # before any noise is drawn
@@ -569,6 +594,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                                                  eta, min(noise_cap, work_cap))
         theta0 = np.zeros(q) if pre is None else pre.pilot
         lev = _leverage(X, root, self.fit_intercept)
+        if is_dask(lev):
+            (lev,) = _persist(lev)
 
         # 3. Clip norm.
         if self.clip_norm is not None:

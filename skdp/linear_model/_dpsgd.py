@@ -29,6 +29,7 @@ from skdp.mechanisms import (
     make_rng,
 )
 from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, private_step_inputs
+from skdp.utils._dask import is_dask, iter_blocks, partial_fit_over_partitions
 from skdp.utils._progress import Progress
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
@@ -579,6 +580,8 @@ array([ 1. , -0.5,  0.2])"""}
         -------
         self : DPSGDRegressor
         """
+        if is_dask(X):  # one pass over the partitions, one in memory at a time
+            return partial_fit_over_partitions(self.partial_fit, X, y, sample_weight)
         first = not self._stream_started()
         X, y = validate_private(self, X, y, y_numeric=True, reset=first, dtype=np.float64)
         return self._fit(X, y, 1, first=first, sample_weight=sample_weight)
@@ -721,6 +724,11 @@ classes_ : ndarray of shape (n_classes,)""",
         -------
         self : DPSGDClassifier
         """
+        if is_dask(X):  # one pass over the partitions, one in memory at a time
+            for Xb, yb, wb in iter_blocks(X, y, sample_weight):
+                self.partial_fit(Xb, yb, classes=classes, sample_weight=wb)
+                classes = None
+            return self
         first = not self._stream_started()
         X, y = self._validate(X, y, reset=first)
         if first:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from copy import deepcopy
 from numbers import Integral, Real
 
@@ -231,6 +232,13 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(tasks)
 
         losses = np.array([r[0] for r in results]).reshape(m, k)
+        noise_std = max(loss_bound / (mu_candidate * len(val)) for _, val in split_list)
+        if scoring != "accuracy" and losses.mean(axis=1).min() > loss_bound - 3.0 * noise_std:
+            # Read from the noisy scores only: even the best is at the bound.
+            warnings.warn(
+                f"Every candidate's validation loss is at loss_bound={loss_bound:g}: the scores "
+                "cannot tell the candidates apart. Declare a loss_bound on the scale of your "
+                "labels (w**2 for labels in a range of width w).", UserWarning, stacklevel=2)
         split_scores = score_from_loss(scoring, losses)
         mean_scores = split_scores.mean(axis=1)
         best = int(np.argmax(mean_scores))

@@ -209,8 +209,10 @@ def _capped(block):
     return block
 
 
-def _call(stat: Callable, *blocks):
-    return stat(*blocks)
+def _call(stat: Callable, block_rows: int, *blocks):
+    from skdp.utils._rows import sum_rows
+
+    return sum_rows(stat, *blocks, block_rows=block_rows)  # in memory: cache-sized blocks
 
 
 def _add(a, b):
@@ -219,11 +221,12 @@ def _add(a, b):
     return a + b
 
 
-def dask_sum(stat: Callable, arrays):
+def dask_sum(stat: Callable, arrays, block_rows: int = 1 << 16):
     """``sum over partitions p of stat(*[a[p] for a in arrays])``, computed by Dask.
 
     Arrays that are not Dask collections (numpy per-row weights, say) are
-    chunked like the first Dask array; None stays None.
+    chunked like the first Dask array; None stays None. Within a partition
+    the sum runs block by block (``block_rows``), as in memory.
     """
     import dask
     import dask.array as da
@@ -243,7 +246,7 @@ def dask_sum(stat: Callable, arrays):
         if a.ndim == 2 and a.numblocks[1] != 1:
             a = a.rechunk({1: -1})
         delayed.append(a.to_delayed().ravel())
-    parts = [dask.delayed(_call)(stat, *[None if b is None else b[i] for b in delayed])
+    parts = [dask.delayed(_call)(stat, block_rows, *[None if b is None else b[i] for b in delayed])
              for i in range(len(rows))]
     while len(parts) > 1:  # a tree of additions: depth log(partitions)
         parts = [dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]

@@ -55,7 +55,8 @@ def sum_rows(stat: Callable, *arrays, block_rows: int = BLOCK_ROWS):
            [140., 165.]])
     """
     if any(a is not None and is_dask(a) for a in arrays):
-        return dask_sum(stat, arrays)  # one task per partition, added up where the data are
+        # One task per partition (itself summed block by block), added up where the data are.
+        return dask_sum(stat, arrays, block_rows=block_rows)
     first = next(a for a in arrays if a is not None)
     n = first.shape[0]
     if n <= block_rows:
