@@ -30,12 +30,12 @@ def _test_instances():
         DPAMBSSGDRegressor(epsilon=1e4, random_state=0),
         DPAMBSSGDRegressor(epsilon=1e4, random_state=0, variant="ssgd", clip_norm=10.0),
         # sklearn's accuracy checks use ~100 rows: several epochs at a large budget.
-        DPSGDRegressor(epsilon=1e4, epochs=50, max_weight=10.0, random_state=0),
+        DPSGDRegressor(epsilon=1e4, epochs=50, noise="independent", max_weight=10.0, random_state=0),
         # max_weight=10 multiplies the noise by 10: a 10x larger mu (epsilon 1e6) keeps it small.
         DPSGDRegressor(epsilon=1e6, optimizer="adam", private_moments="jme", noise="nu",
                        epochs=50, learning_rate=0.05, n_steps=10_000, max_weight=10.0,
                        random_state=0),
-        DPSGDClassifier(epsilon=1e4, epochs=20, max_weight=10.0, random_state=0),
+        DPSGDClassifier(epsilon=1e4, epochs=20, noise="independent", max_weight=10.0, random_state=0),
         DPSGDClassifier(epsilon=1e4, optimizer="adagrad", private_moments="scale_then_privatize",
                         noise="nu", max_weight=10.0, random_state=0),
         # sklearn's weight checks use weights up to 10.

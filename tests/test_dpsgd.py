@@ -21,6 +21,7 @@ from skdp.mechanisms import (
     blt_parameters,
     blt_sensitivity_factor,
     cyclic_sensitivity_factor,
+    toeplitz_coefficients,
     toeplitz_sensitivity_factor,
 )
 
@@ -63,7 +64,7 @@ def test_noise_has_the_calibrated_scale(noise):
 def test_several_epochs_pay_for_every_participation():
     X, y = _regression(n=1000)
     mu = mu_from_epsilon_delta(1.0, 1e-6)
-    ind = DPSGDRegressor(epochs=4, batch_size=100, random_state=0).fit(X, y)
+    ind = DPSGDRegressor(epochs=4, batch_size=100, noise="independent", random_state=0).fit(X, y)
     assert ind.sensitivity_factor_ == pytest.approx(2.0)  # sqrt(4): exact composition
     assert ind.noise_std_ == pytest.approx(2 * 1.0 * 2.0 / mu)
     nu = DPSGDRegressor(epochs=4, batch_size=100, noise="nu", nu=0.1, random_state=0).fit(X, y)
@@ -337,13 +338,24 @@ def test_default_step_is_stable_for_batch_sizes_and_epochs(batch_size, epochs):
 
 def test_batch_size_one_does_not_diverge():
     # One row per step: the noise of every step is 2 / mu ~ 8 per coordinate. The
-    # default step shrinks with it (learning_rate_ <= 0.02 / rho^2 or 3 / T), so
-    # the model stays near its start instead of diverging (it was > 1000 before).
+    # default step shrinks with the noise the iterates accumulate
+    # (learning_rate_ <= max(0.02 / rho^2, 3 / T), rho^2 scaled by the share V / T of
+    # the per-step variance that the running sum keeps), so the model does not
+    # diverge (it was > 1000 before). Independent noise keeps all of it (V = T):
+    # the step is 3 / T and the model stays near its start. The default 'nu' noise
+    # cancels most of it (V / T ~ 0.01 here): a larger step, and a model that learns.
     X, y, theta = _sphere_data(20_000, 10)
-    reg = DPSGDRegressor(batch_size=1, random_state=0).fit(X, y)
-    assert np.all(np.isfinite(reg.coef_))
-    assert np.linalg.norm(reg.coef_ - theta) < 1.5
-    assert reg.learning_rate_ == pytest.approx(3.0 / 20_000)
+    ind = DPSGDRegressor(batch_size=1, noise="independent", random_state=0).fit(X, y)
+    assert np.all(np.isfinite(ind.coef_))
+    assert np.linalg.norm(ind.coef_ - theta) < 1.5
+    assert ind.learning_rate_ == pytest.approx(3.0 / 20_000)
+    nu = DPSGDRegressor(batch_size=1, random_state=0).fit(X, y)
+    T, q = 20_000, 11
+    beta = toeplitz_coefficients(T, 0.01, inverse=True)
+    rho2 = q * (nu.noise_std_ / 1.0) ** 2 * np.sum(np.cumsum(beta) ** 2) / T
+    assert nu.learning_rate_ == pytest.approx(min(0.1, 25.0 / T, max(0.02 / rho2, 3.0 / T)))
+    assert nu.learning_rate_ > 3 * ind.learning_rate_
+    assert np.linalg.norm(nu.coef_ - theta) < np.linalg.norm(ind.coef_ - theta)
 
 
 @pytest.mark.parametrize("est", [DPSGDRegressor(random_state=0), DPSGDRegressor(
