@@ -86,7 +86,7 @@ def test_scaler_weights_and_bad_input_before_any_charge():
     np.testing.assert_array_equal(a.scale_, b.scale_)
     acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
     for kw, fit_kw, match in [
-        ({"bounds": (1.0, 1.0)}, {}, "lower must be below upper"),
+        ({"bounds": (1.0, 1.0)}, {}, "lower bound must be below its upper bound"),
         ({"bounds": ([0.0, 0.0, 0.0, 0.0], [1.0, -1.0, 1.0, 1.0])}, {}, r"feature\(s\) \[1\]"),
         ({"bounds": (0.0, np.inf)}, {}, "finite"),
         ({"bounds": (0.0, [1.0, 2.0])}, {}, "pair"),

@@ -24,49 +24,11 @@ from skdp.moments._streaming import _noisy_total
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
-from skdp.utils._validation import check_sample_weight, validate_private
+from skdp.utils._validation import check_bounds, check_sample_weight, validate_private
 
 __all__ = ["DPStandardScaler", "check_bounds"]
 
 _LAM = 1.0 / c_d(1)  # the largest second-moment weight that is free on an interval: r_1 = 4
-
-
-def check_bounds(bounds, n_features: int, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
-    """Validate declared per-feature ``(lower, upper)`` bounds; scalars broadcast.
-
-    Parameters
-    ----------
-    bounds : tuple of (float or array-like, float or array-like)
-    n_features : int
-    name : str, default="bounds"
-        The parameter's name, for the error message.
-
-    Returns
-    -------
-    lower, upper : ndarray of shape (n_features,)
-
-    Raises
-    ------
-    ValueError
-        When the bounds are not a pair, not finite, of the wrong length, or
-        ``lower >= upper`` for some feature (before anything is charged).
-    """
-    try:
-        lower, upper = bounds
-        lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,)).copy()
-        upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,)).copy()
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (lower, upper) of numbers or of arrays with one "
-                         f"value per feature ({n_features}).") from None
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-        raise ValueError(f"{name} must be finite.")
-    if np.any(lower >= upper):
-        bad = np.flatnonzero(lower >= upper).tolist()
-        raise ValueError(f"{name}: lower must be below upper for every feature; it is not for "
-                         f"feature(s) {bad}.")
-    if np.any(upper - lower > 1e100):
-        raise ValueError(f"{name}: ranges above 1e100 are not supported.")
-    return lower, upper
 
 
 def _scaled_sums(X, w, center, half):

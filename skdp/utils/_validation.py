@@ -25,7 +25,7 @@ from sklearn.utils.validation import validate_data
 
 from skdp.utils._dask import is_dask, validate_dask
 
-__all__ = ["MAX_ABS", "check_sample_weight", "validate_private"]
+__all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "validate_private"]
 
 #: Largest magnitude skdp computes with; larger finite inputs are capped to it.
 MAX_ABS = 1e50
@@ -177,3 +177,51 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float):
     if not sum(totals) > 0:
         raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     return w.astype(np.float64)
+
+
+def check_bounds(bounds, n_values: int, name: str = "bounds"):
+    """Declared ``(lower, upper)`` bounds as two float arrays of length ``n_values``; None stays None.
+
+    Scalars apply to every value; the check runs before any budget is charged.
+
+    Parameters
+    ----------
+    bounds : tuple of (float or array-like, float or array-like) or None
+    n_values : int
+        Features (``bounds_X``, a scaler's ``bounds``) or 1 (``bounds_y``).
+    name : str, default="bounds"
+        Parameter name, for the error messages.
+
+    Returns
+    -------
+    (ndarray, ndarray) or None
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, for a wrong shape, non-finite values, a lower
+        bound not below its upper bound, a bound beyond 1e50 in magnitude or
+        a range narrower than 1e-30.
+    """
+    if bounds is None:
+        return None
+    try:
+        lower, upper = bounds
+        lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_values,)).copy()
+        upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_values,)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper) of scalars or arrays of length "
+                         f"{n_values}.") from None
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError(f"{name} must be finite.")
+    if np.any(lower >= upper):
+        bad = np.flatnonzero(lower >= upper).tolist()
+        raise ValueError(f"{name}: every lower bound must be below its upper bound (not for "
+                         f"feature(s) {bad}).")
+    # Values are capped at 1e50 before any fit (skdp.utils._validation), and a
+    # range narrower than 1e-30 would map results back by factors that overflow.
+    if np.any(np.maximum(np.abs(lower), np.abs(upper)) > 1e50):
+        raise ValueError(f"{name} must lie within +-1e50.")
+    if np.any(upper - lower < 1e-30):
+        raise ValueError(f"{name}: every range (upper - lower) must be at least 1e-30.")
+    return lower, upper
