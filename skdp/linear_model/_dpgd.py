@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
-from skdp.clipping import gradient_clip_factors, quantile_statistics
+from skdp.clipping import gradient_clip_factors, quantile_statistics, squared_loss_residuals
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._intervals import (
     CI_METHODS,
@@ -62,17 +62,9 @@ CLIP_QUANTILE_PART = 0.8
 NORM_QUANTILE_PART = 0.25
 
 
-def _residuals(Xb, yb, theta, fit_intercept):
-    p = Xb.shape[1]
-    r = Xb @ theta[:p] - yb
-    if fit_intercept:
-        r += theta[p]
-    return r
-
-
 def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
     """Sum over one block of the clipped per-example gradients ``w_i f_i r_i z_i``."""
-    r = _residuals(Xb, yb, theta, fit_intercept)
+    r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
     wr = r * gradient_clip_factors(lev, r, clip_norm)
     if wb is not None:
         wr *= wb
@@ -192,7 +184,7 @@ def _persist(*arrays):
 
 
 def _quantile_block(Xb, yb, wb, lev, *, theta, fit_intercept, level):
-    norms = lev * np.abs(_residuals(Xb, yb, theta, fit_intercept))
+    norms = lev * np.abs(squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept))
     return quantile_statistics(norms[:, None], GRID, [level], wb)
 
 

@@ -25,7 +25,7 @@ from functools import partial
 
 import numpy as np
 
-from skdp.clipping import gradient_clip_factors
+from skdp.clipping import gradient_clip_factors, squared_loss_residuals
 from skdp.mechanisms import gaussian_noise
 from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
@@ -33,16 +33,8 @@ from skdp.utils._rows import sum_rows
 __all__ = ["private_meat_and_clipping", "sandwich_covariance"]
 
 
-def _residuals(Xb, yb, theta, fit_intercept):
-    p = Xb.shape[1]
-    r = Xb @ theta[:p] - yb
-    if fit_intercept:
-        r += theta[p]
-    return r
-
-
 def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept):
-    r = _residuals(Xb, yb, theta, fit_intercept)
+    r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
     norms = lev * np.abs(r)
     f = gradient_clip_factors(lev, r, clip_norm)
     c = r * f if wb is None else r * f * wb
