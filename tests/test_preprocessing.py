@@ -135,3 +135,20 @@ def test_pca_api():
     assert pca.explained_variance_ratio_.sum() <= 1.0 + 1e-12
     with pytest.raises(ValueError, match="n_components"):
         DPPCA(n_components=5, norm_bound=4.0).fit(X)
+
+
+def test_collapsed_private_bounds_are_widened_with_a_warning():
+    # A 0/1 column with 1% ones: at epsilon 1 on 20,000 rows and 3 columns the
+    # count noise (sd sqrt(11 * 6) / (mu sqrt(0.1)) = 109 rows) keeps the upper
+    # quantile below 1 - 3 * 109 / 20,000 = 0.984, so both private quantiles of
+    # that column are 0. The range is widened to 0 +- 1 (a warning says so) and
+    # the scaler recovers its mean 0.01 and sd 0.099 instead of a zero scale.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=20_000), rng.normal(5, 2, size=20_000),
+                         (rng.uniform(size=20_000) < 0.01).astype(float)])
+    with pytest.warns(UserWarning, match=r"feature\(s\) \[2\] collapsed"):
+        scaler = DPStandardScaler(random_state=0).fit(X)
+    assert scaler.bounds_[0][2] == -1.0 and scaler.bounds_[1][2] == 1.0
+    # Noise sd of the mean of u in [-1, 1]: sqrt(4 * 3 + 1) / (mu sqrt(0.9) n) = 8e-4.
+    assert abs(scaler.mean_[2] - X[:, 2].mean()) < 0.004
+    assert scaler.scale_[2] == pytest.approx(X[:, 2].std(), rel=0.2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from functools import partial
 from numbers import Real
 
@@ -180,9 +181,21 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         stats = sum_rows(partial(_both_tails, grid=grid, q=q), X, w)
         found = private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=self.max_weight)
         lower, upper = found[:d], found[d:]
-        # A feature whose two quantiles meet (a near-constant feature) gets a
-        # range of one grid step around them.
-        upper = np.where(upper > lower, upper, lower + np.maximum(np.abs(lower), 1e-9) * 0.1)
+        collapsed = upper <= lower
+        if np.any(collapsed):
+            # Both quantiles at one point g: a nearly constant feature, or a rare
+            # value beyond the quantiles the budget can see (a 0/1 column with
+            # a few percent of ones). Widen to g +- max(1, |g|): a public rule
+            # applied to the private g (post-processing); say so.
+            g = np.minimum(lower, upper)
+            width = np.maximum(1.0, np.abs(g))
+            lower = np.where(collapsed, g - width, lower)
+            upper = np.where(collapsed, g + width, upper)
+            warnings.warn(
+                f"The private bounds of feature(s) {np.flatnonzero(collapsed).tolist()} collapsed "
+                "to a point (a nearly constant feature, or a rare value beyond the quantiles "
+                "this budget can resolve); they were widened to g +- max(1, |g|). Declare "
+                "bounds for such features.", UserWarning, stacklevel=4)
         return lower, upper
 
     def _start(self, X, w) -> dict:
@@ -242,8 +255,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             var_u = np.clip(var_u, 0.0, 1.0 - mean_u**2)
             self.var_ = half**2 * var_u
             scale = np.sqrt(self.var_)
-            self.scale_ = np.where(scale < 10 * np.finfo(float).eps * np.maximum(half, 1.0),
-                                   1.0, scale)
+            # As scikit-learn: a (privately) zero variance scales by 1.
+            self.scale_ = np.where(scale < 1e-7 * half, 1.0, scale)
         else:
             self.var_ = self.scale_ = None
         self.bounds_ = (state["lower"].copy(), state["upper"].copy())
