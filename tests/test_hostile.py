@@ -35,9 +35,10 @@ from skdp.utils._validation import MAX_ABS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "hostile_input.rst"
 
-# DP-AMBSSGD needs a few thousand rows for its stat samples; the others run on 40.
+# DP-AMBSSGD needs a few thousand rows for its stat samples; DP-GD's private row, label
+# and clip bounds a few hundred at epsilon 1 (fewer: a clear error); the others run on 40.
 ESTIMATORS = {
-    "DPLinearRegressionGD": (lambda: DPLinearRegressionGD(random_state=0), 40),
+    "DPLinearRegressionGD": (lambda: DPLinearRegressionGD(random_state=0), 400),
     "DPAMBSSGDRegressor": (lambda: DPAMBSSGDRegressor(random_state=0, n_iter=2), 4000),
     "AdaSSPRegressor": (lambda: AdaSSPRegressor(random_state=0), 40),
     "DPSGDRegressor": (lambda: DPSGDRegressor(random_state=0, batch_size=8), 40),

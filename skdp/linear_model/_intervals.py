@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["CI_METHODS", "mean_standard_error", "split_estimates", "t_bounds", "t_interval"]
+__all__ = ["CI_METHODS", "estimate_weights", "mean_standard_error", "split_estimates", "t_bounds",
+           "t_interval"]
 
 CI_METHODS = ("batched_means", "checkpoints", "independent_runs")
 
@@ -44,6 +45,40 @@ def split_estimates(iterates: np.ndarray, method: str, burn_in: int, n_batches: 
     if method == "checkpoints":
         return kept[length - 1::length]
     raise ValueError(f"Unknown method {method!r}.")
+
+
+
+def estimate_weights(n_iter: int, method: str, burn_in: int, n_batches: int) -> np.ndarray:
+    """Weights of a run's iterates in the mean of its estimates (they sum to 1).
+
+    For ``'batched_means'`` and ``'checkpoints'`` the mean of the
+    :func:`split_estimates` of a run of ``n_iter`` iterates; for
+    ``'independent_runs'`` the mean of the run's post-burn-in iterates.
+
+    Parameters
+    ----------
+    n_iter : int
+        Iterates of the run.
+    method : {'batched_means', 'checkpoints', 'independent_runs'}
+    burn_in : int
+    n_batches : int
+
+    Returns
+    -------
+    ndarray of shape (n_iter,)
+    """
+    w = np.zeros(n_iter)
+    if method == "independent_runs":
+        w[burn_in:] = 1.0 / (n_iter - burn_in)
+        return w
+    kept = n_iter - burn_in
+    length = kept // n_batches
+    start = n_iter - length * n_batches
+    if method == "batched_means":
+        w[start:] = 1.0 / (length * n_batches)
+    else:
+        w[start + length - 1::length] = 1.0 / n_batches
+    return w
 
 
 def t_interval(estimates: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

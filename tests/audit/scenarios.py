@@ -77,8 +77,9 @@ def _dpgd_full(neighbour: bool, seed: int) -> float:
     # Every release of a default fit (private row and label bounds, Gram
     # matrix, clip check, sandwich meat) with a fixed clip norm: the replaced
     # label moves the Gram's X^T y (so the pilot start), every gradient step
-    # and the meat; coef_ sees the first two.
-    X, y = _one_hot_rows(10, -100.0 if neighbour else 100.0)
+    # and the meat; coef_ sees the first two. 40 rows: fewer make the safe
+    # private bound search take most of the budget (an error).
+    X, y = _one_hot_rows(40, -100.0 if neighbour else 100.0)
     reg = DPLinearRegressionGD(epsilon=EPSILON, delta=DELTA, clip_norm=1.0, fit_intercept=False,
                                n_iter=20, burn_in=0, n_batches=2, random_state=seed)
     return float(reg.fit(X, y).coef_[0])
