@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,20 @@ def test_absurd_parameters_name_themselves(params):
     X, y = _data(50)
     with pytest.raises(ValueError, match=next(iter(params))):
         AdaSSPRegressor(**params).fit(X, y)
+
+
+def test_budget_split_gives_the_eigenvalue_a_small_part():
+    from skdp.linear_model._adassp import adassp_shares
+
+    # s_e = 2 s_g / q keeps the eigenvalue's noise std, W B^2 / (mu sqrt(s_e)), at
+    # sqrt(q) / 2 Gram entry stds (sqrt(2) W B^2 / (mu sqrt(s_g))).
+    for q, search in [(101, True), (11, False), (2, False), (1, True)]:
+        shares = adassp_shares(search, q)
+        assert sum(shares.values()) == pytest.approx(1.0)
+        assert shares["gram"] == pytest.approx(shares["xty"])
+        assert shares["eigenvalue"] <= (1.0 - shares.get("bounds", 0.0)) / 3.0 + 1e-12
+        if q > 2:
+            ratio = math.sqrt(shares["gram"] / shares["eigenvalue"]) / math.sqrt(2.0)
+            assert ratio == pytest.approx(math.sqrt(q) / 2.0)
+    assert adassp_shares(True, 101)["bounds"] == 0.05
+    assert "bounds" not in adassp_shares(False, 3)

@@ -23,6 +23,9 @@ from skdp.utils._validation import validate_private
 
 __all__ = ["AdaSSPRegressor"]
 
+#: Share of ``mu**2`` for the private row and label bounds, when searched.
+BOUNDS_SHARE = 0.05
+
 _DOC = """Linear regression by AdaSSP: noisy sufficient statistics and an adaptive ridge.
 
 The baseline of Wang (2018) used in the experiments of Brown et al. 2024: release
@@ -70,20 +73,25 @@ norm_bound_, label_bound_ : float
     The bounds used (fitting scale).
 privacy_spent_ : PrivacySpent
 privacy_shares_ : dict
-    Each release's share of ``mu**2``: 'bounds' (0.1, only when a bound is
-    searched privately), 'gram', 'xty', 'eigenvalue' (the rest, in equal
-    parts).
+    Each release's share of ``mu**2``: 'bounds' (0.05, only when a bound is
+    searched privately), 'gram', 'xty' (equal) and 'eigenvalue' (the rest
+    over ``q + 1``, at most a third; see Notes).
 n_features_in_ : int
 feature_names_in_ : ndarray of shape (n_features,)
 
 Notes
 -----
 **Guarantee.** One row replaced (n public). When ``norm_bound`` or
-``label_bound`` is not declared, 10%% of the budget's ``mu**2`` buys private
+``label_bound`` is not declared, 5%% of the budget's ``mu**2`` buys private
 high quantiles of ``||(x_i, 1)||`` and ``|y_i|`` (one noisy binary search,
 :func:`skdp.clipping.private_quantiles`, at the highest level it resolves
 safely, ``max(0.5, 1 - 4 sigma / n)``). The three releases split the rest of
-``mu**2`` equally and everything composes exactly.
+``mu**2``: the Gram matrix and ``X^T y`` equally, the smallest eigenvalue,
+which only sets the ridge, a ``1 / (q + 1)`` part (at most a third), so that
+its noise is a quarter of the Gram noise's spectral norm (q the number of
+coefficients; Wang, 2018, splits in three equal parts, which spends a third
+of the budget on a number that at large n does not change the ridge).
+Everything composes exactly.
 Sensitivities under replace-one with ``||(x, 1)|| <= B``, ``|y| <= B_y`` and
 weights at most W (``max_weight``; 1 without weights):
 ``lambda_min(X^T W X)`` moves by at most ``W B**2`` (Weyl: a rank-one PSD
@@ -182,13 +190,10 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         if label_bound is None and by is not None:
             label_bound = 1.0
         search = bound is None or label_bound is None
-        shares = {"bounds": 0.1} if search else {}
-        rest = (1.0 - sum(shares.values())) / 3.0
-        shares.update(gram=rest, xty=rest, eigenvalue=rest)
+        shares = adassp_shares(search, q)
         mu = self._budget_mu()
         spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
-        mu_each = mu * math.sqrt(rest)
         if search:
             row_q, label_q = private_row_label_bounds(
                 X, y, w, fit_intercept=self.fit_intercept, mu=mu * math.sqrt(shares["bounds"]),
@@ -199,10 +204,12 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         block = partial(_statistics_block, fit_intercept=self.fit_intercept, norm_bound=bound,
                         label_bound=label_bound)
         zz, zy = sum_rows(block, X, y, w)
-        upper = np.triu(gaussian_noise(gram_sensitivity(bound, W) / mu_each, (q, q), rng))
-        gram, gram_std = zz + upper + np.triu(upper, 1).T, gram_sensitivity(bound, W) / mu_each
-        xty = zy + gaussian_noise(2.0 * W * bound * label_bound / mu_each, q, rng)
-        eig_std = W * bound**2 / mu_each
+        mu_gram, mu_xty, mu_eig = (mu * math.sqrt(shares[k]) for k in ("gram", "xty", "eigenvalue"))
+        gram_std = gram_sensitivity(bound, W) / mu_gram
+        upper = np.triu(gaussian_noise(gram_std, (q, q), rng))
+        gram = zz + upper + np.triu(upper, 1).T
+        xty = zy + gaussian_noise(2.0 * W * bound * label_bound / mu_xty, q, rng)
+        eig_std = W * bound**2 / mu_eig
         lam_min = np.linalg.eigvalsh(zz)[0] + gaussian_noise(eig_std, (), rng)
         lam_min = max(float(lam_min) - eig_std * stats.norm.ppf(1 - self.failure_probability), 0.0)
         spread = 2.0 * math.sqrt(q) + 2.0 * math.sqrt(math.log(1.0 / self.failure_probability))
@@ -216,6 +223,40 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         self.privacy_spent_ = spent
         self.privacy_shares_ = shares
         return self
+
+
+def adassp_shares(search: bool, q: int) -> dict:
+    """Each release's share of ``mu**2`` for AdaSSP.
+
+    The private smallest eigenvalue only sets the ridge, and the ridge only
+    needs it to within a fraction of the Gram noise's spectral norm, about
+    ``2 sqrt(q)`` Gram noise stds. With share ``s_e`` its noise std is
+    ``W B**2 / (mu sqrt(s_e))`` against ``sqrt(2) W B**2 / (mu sqrt(s_g))``
+    for an entry of the Gram matrix, so ``s_e = 2 s_g / q`` (at most a
+    third of the rest, Wang's 2018 equal split) keeps it at ``sqrt(q) / 2``
+    Gram entry stds, a quarter of the noise norm. The Gram matrix and
+    ``X^T y`` share the rest equally (the better split depends on
+    ``||theta||``, which is not public). The row and label bounds, when
+    searched, take 5%%.
+
+    Parameters
+    ----------
+    search : bool
+        Whether a row or label bound is searched privately.
+    q : int
+        Coefficients (features plus intercept).
+
+    Returns
+    -------
+    dict
+        'bounds' (only when searched), 'gram', 'xty', 'eigenvalue'; they
+        add up to 1.
+    """
+    shares = {"bounds": BOUNDS_SHARE} if search else {}
+    rest = 1.0 - sum(shares.values())
+    eig = min(rest / (q + 1.0), rest / 3.0)  # s_e = 2 s_g / q with s_g = s_x
+    shares.update(gram=(rest - eig) / 2.0, xty=(rest - eig) / 2.0, eigenvalue=eig)
+    return shares
 
 
 def _statistics_block(Xb, yb, wb, *, fit_intercept, norm_bound, label_bound):

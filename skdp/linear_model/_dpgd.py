@@ -532,24 +532,28 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         return shares
 
     def _plan(self, min_eigenvalue: float | None, learning_rate: float,
-              cap: int | None = None) -> tuple[int, int, int, int]:
-        """(runs, steps per run, burn-in, planned steps) from the parameters and private bounds.
+              cap: int | None = None, step_noise: float | None = None,
+              pilot_risk: float | None = None) -> tuple[int, int, int, int]:
+        """(runs, steps per run, burn-in, planned steps) from the parameters and private releases.
 
-        ``cap`` (:func:`~skdp.linear_model._preconditioner.max_steps`) limits
-        the planned steps; the fourth value is the plan before the cap.
+        ``cap`` (:func:`~skdp.linear_model._preconditioner.max_steps` and the
+        time budget) limits the planned steps; the fourth value is the plan
+        before the cap. ``step_noise`` (``2 W C / (n mu)``) and
+        ``pilot_risk`` let the burn-in stop once the pilot's error is below
+        the noise of the mean (:func:`~skdp.linear_model._preconditioner.burn_in_steps`);
+        independent runs, each with a fraction of the steps, keep the burn-in
+        that forgets the start to 1e-3.
         """
         m = self.n_batches
         runs = m if self.ci_method == "independent_runs" else 1
         if min_eigenvalue is None:
             burn, total, wanted = 20, 200, 200
         else:
-            burn, total = plan_steps(min_eigenvalue, learning_rate, m)
+            if runs > 1:
+                step_noise = pilot_risk = None
+            burn, total, wanted = plan_steps(min_eigenvalue, learning_rate, m, cap,
+                                             step_noise, pilot_risk)
             length = (total - burn) // m
-            wanted = total
-            if cap is not None and total > cap:
-                length = max(2, min(length, (cap // 2) // m))
-                burn = max(3, min(burn, cap - m * length))
-                total = burn + m * length
             if runs > 1:  # each run: burn-in plus one batch length, at least 5 iterates
                 total = runs * (burn + max(5, length))
         burn = self.burn_in if self.burn_in is not None else burn
@@ -630,13 +634,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                                           sample_weight=w, max_weight=W)
             scale = np.append(np.full(q, norm_bound), label_bound)
             pre = gram_preconditioner(gram * np.outer(scale, scale),
-                                      gram_std * norm_bound**2, n)
+                                      gram_std * norm_bound**2, n, gram_std * label_bound**2)
             root = pre.root
-        noise_cap = max_steps(n, q, mus["gradient_descent"], W,
-                              0.5 if pre is None else eta * pre.mean_contraction)
-        work_cap = max(23, int(WORK / (n * q)))
-        runs, per_run, burn, wanted = self._plan(None if pre is None else pre.min_eigenvalue,
-                                                 eta, min(noise_cap, work_cap))
         theta0 = np.zeros(q) if pre is None else pre.pilot
         lev = _leverage(X, root, self.fit_intercept)
         if is_dask(lev):
@@ -653,6 +652,15 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 block, X, y, w, lev, mu=mus["clip_quantile"], rng=rng, max_weight=W)
         else:
             clip = 5.0 * math.sqrt(q)
+
+        # Step plan (post-processing of the Gram matrix and the clip norm).
+        work_cap = max(23, int(WORK / (n * q)))
+        noise_cap = max_steps(n, q, mus["gradient_descent"], W,
+                              0.5 if pre is None else eta * pre.mean_contraction)
+        step_noise = 2.0 * W * clip / (n * mus["gradient_descent"])
+        runs, per_run, burn, wanted = self._plan(
+            None if pre is None else pre.min_eigenvalue, eta, min(noise_cap, work_cap),
+            step_noise, None if pre is None else pre.pilot_risk)
 
         # 4. Gradient steps.
         total = runs * per_run

@@ -1,0 +1,74 @@
+"""Step-plan rules of the preconditioned DP-GD: deterministic given a Gram matrix."""
+
+import numpy as np
+import pytest
+
+from skdp.linear_model._preconditioner import (
+    burn_in_steps,
+    gram_preconditioner,
+    plan_steps,
+    smallest_eigenvalue,
+)
+
+
+def _wigner(q, sigma, rng):
+    upper = np.triu(rng.normal(scale=sigma, size=(q, q)))
+    return upper + np.triu(upper, 1).T
+
+
+def test_smallest_eigenvalue_undoes_the_spread_of_a_flat_spectrum():
+    # A = I plus Wigner noise of entry std 0.05 at q = 100: the spectrum of A_hat
+    # spreads over 1 +- 2 * 0.05 * sqrt(100) = 1 +- 1, so lambda_min(A_hat) ~ 0,
+    # and the estimate adds back 2 sigma (sqrt(k) - 1) with k = 100: 0.9.
+    rng = np.random.default_rng(0)
+    lam = np.linalg.eigvalsh(np.eye(100) + _wigner(100, 0.05, rng))
+    assert lam[0] < 0.15
+    assert smallest_eigenvalue(lam, 0.05) == pytest.approx(1.0, abs=0.15)
+
+
+def test_smallest_eigenvalue_keeps_an_isolated_one():
+    # One eigenvalue at 0.01 well below a bulk at 1 (noise 1e-3 per entry): the
+    # noise moves it by ~1e-3 and the estimate stays there (k = 1).
+    rng = np.random.default_rng(1)
+    lam = np.linalg.eigvalsh(np.diag([0.01] + [1.0] * 19) + _wigner(20, 1e-3, rng))
+    assert smallest_eigenvalue(lam, 1e-3) == pytest.approx(lam[0])
+    # A rank-deficient A: half the eigenvalues 0, the estimate is at most the noise.
+    lam = np.linalg.eigvalsh(np.diag([0.0] * 10 + [1.0] * 10) + _wigner(20, 0.01, rng))
+    assert smallest_eigenvalue(lam, 0.01) < 0.02
+
+
+def test_pilot_risk_is_the_plug_in_residual_variance():
+    # Noise-free Gram of y = z . theta + e with E e^2 = 0.25 and E z z^T = I: the
+    # pilot is theta and its plug-in risk A_yy - 2 b theta + theta A theta = 0.25.
+    theta = np.array([1.0, -2.0])
+    A = np.eye(2)
+    gram = np.zeros((3, 3))
+    gram[:2, :2], gram[:2, 2], gram[2, :2] = A, A @ theta, A @ theta
+    gram[2, 2] = theta @ A @ theta + 0.25
+    pre = gram_preconditioner(gram * 100, 0.0, 100)
+    np.testing.assert_allclose(pre.pilot, theta)
+    assert pre.pilot_risk == pytest.approx(0.25)
+
+
+def test_burn_in_stops_when_the_pilot_is_within_the_noise():
+    # Without noise inputs: forget the start to 1e-3, ceil(log 1e-3 / log 0.9) = 66.
+    assert burn_in_steps(0.1, 1.0) == 66
+    # (0.9)^B sqrt(R / a) <= 0.25 s sqrt(K): with s = 0.1, K = 400, a = 0.1, R = 1,
+    # ratio = 0.25 * 0.1 * sqrt(40) = 0.158 and B = ceil(log 0.158 / log 0.9) = 18.
+    assert burn_in_steps(0.1, 1.0, 0.1, 400, 1.0) == 18
+    # A pilot already well within the noise needs the minimum.
+    assert burn_in_steps(0.1, 1.0, 1.0, 400, 1.0) == 2
+    # A worse pilot never burns more than the 1e-3 rule.
+    assert burn_in_steps(0.1, 1.0, 1e-6, 400, 1.0) == 66
+
+
+def test_plan_steps_cap_keeps_the_burn_in_within_half_the_run():
+    burn, total, wanted = plan_steps(0.1, 1.0, 10)
+    # Batches of ceil(8 * 0.9 / 0.1) = 72 steps, 10 of them, plus 66 burn-in steps.
+    assert (burn, total, wanted) == (66, 786, 786)
+    burn, total, wanted = plan_steps(0.1, 1.0, 10, cap=100)
+    assert wanted == 786 and total <= 100 and burn <= 50
+    assert (total - burn) % 10 == 0
+    # With the noise inputs the burn-in shrinks and the batches keep the rest.
+    burn2, total2, _ = plan_steps(0.1, 1.0, 10, cap=100, step_noise=0.05, pilot_risk=1.0)
+    assert burn2 < burn and total2 - burn2 >= total - burn
