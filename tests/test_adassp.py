@@ -29,7 +29,7 @@ def test_error_shrinks_with_n_and_epsilon():
 
 
 def test_ridge_adapts_to_the_private_eigenvalue():
-    X, y = _data(30)
+    X, y = _data(300)  # 300 rows: the fewest for a safe private bound search at epsilon 1
     small = AdaSSPRegressor(epsilon=1.0, random_state=0).fit(X, y)
     X, y = _data(200_000)
     large = AdaSSPRegressor(epsilon=1.0, random_state=0).fit(X, y)
@@ -137,3 +137,20 @@ def test_budget_split_gives_the_eigenvalue_a_small_part():
             assert ratio == pytest.approx(math.sqrt(q) / 2.0)
     assert adassp_shares(True, 101)["bounds"] == 0.05
     assert "bounds" not in adassp_shares(False, 3)
+
+
+def test_small_tables_give_the_bound_search_a_safe_share_or_a_clear_error():
+    # The search (9 comparisons, 2 columns) needs mu_b >= 8 sqrt(18) W / n
+    # (safe_search_mu): at epsilon 1 (mu = 0.2367 at delta 1e-6) and 442 rows
+    # that is (8 sqrt(18) / 442 / mu)**2 = 0.105 of mu**2.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(442, 3))
+    y = X.sum(axis=1) + rng.normal(size=442)
+    reg = AdaSSPRegressor(delta=1e-6, random_state=0).fit(X, y)
+    mu = reg.privacy_spent_.mu
+    assert reg.privacy_shares_["bounds"] == pytest.approx((8 * np.sqrt(18) / 442 / mu) ** 2)
+    assert sum(reg.privacy_shares_.values()) == pytest.approx(1.0)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    with pytest.raises(ValueError, match="n_samples=100 rows are too few.*bounds_X"):
+        AdaSSPRegressor(accountant=acc).fit(X[:100], y[:100])
+    assert acc.ledger == []

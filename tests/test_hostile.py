@@ -35,12 +35,13 @@ from skdp.utils._validation import MAX_ABS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "hostile_input.rst"
 
-# DP-AMBSSGD needs a few thousand rows for its stat samples; DP-GD's private row, label
-# and clip bounds a few hundred at epsilon 1 (fewer: a clear error); the others run on 40.
+# DP-AMBSSGD needs a few thousand rows for its stat samples; DP-GD's and AdaSSP's private
+# row, label and clip bounds a few hundred at epsilon 1 (fewer: a clear error); the others
+# run on 40.
 ESTIMATORS = {
     "DPLinearRegressionGD": (lambda: DPLinearRegressionGD(random_state=0), 400),
     "DPAMBSSGDRegressor": (lambda: DPAMBSSGDRegressor(random_state=0, n_iter=2), 4000),
-    "AdaSSPRegressor": (lambda: AdaSSPRegressor(random_state=0), 40),
+    "AdaSSPRegressor": (lambda: AdaSSPRegressor(random_state=0), 400),
     "DPSGDRegressor": (lambda: DPSGDRegressor(random_state=0, batch_size=8), 40),
     "DPSGDClassifier": (lambda: DPSGDClassifier(random_state=0, batch_size=8, classes=[0, 1]), 40),
     # A declared bound: 40 rows are too few for a private one at epsilon 1.

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
 from skdp.clipping import clip_rows
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
-from skdp.linear_model._private_bounds import private_row_label_bounds
+from skdp.linear_model._private_bounds import private_row_label_bounds, safe_search_mu
 from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_noise, make_rng
 from skdp.mechanisms._gram import gram_sensitivity
@@ -25,6 +25,8 @@ __all__ = ["AdaSSPRegressor"]
 
 #: Share of ``mu**2`` for the private row and label bounds, when searched.
 BOUNDS_SHARE = 0.05
+#: Largest share a safe bound search may take before the fit asks for declared bounds.
+MAX_BOUNDS_SHARE = 0.5
 
 _DOC = """Linear regression by AdaSSP: noisy sufficient statistics and an adaptive ridge.
 
@@ -73,8 +75,8 @@ norm_bound_, label_bound_ : float
     The bounds used (fitting scale).
 privacy_spent_ : PrivacySpent
 privacy_shares_ : dict
-    Each release's share of ``mu**2``: 'bounds' (0.05, only when a bound is
-    searched privately), 'gram', 'xty' (equal) and 'eigenvalue' (the rest
+    Each release's share of ``mu**2``: 'bounds' (0.05 or the safe share,
+    only when a bound is searched privately), 'gram', 'xty' (equal) and 'eigenvalue' (the rest
     over ``q + 1``, at most a third; see Notes).
 n_features_in_ : int
 feature_names_in_ : ndarray of shape (n_features,)
@@ -85,7 +87,11 @@ Notes
 ``label_bound`` is not declared, 5%% of the budget's ``mu**2`` buys private
 high quantiles of ``||(x_i, 1)||`` and ``|y_i|`` (one noisy binary search,
 :func:`skdp.clipping.private_quantiles`, at the highest level it resolves
-safely, ``max(0.5, 1 - 4 sigma / n)``). The three releases split the rest of
+safely, ``max(0.5, 1 - 4 sigma / n)``). On small tables the search takes
+more, ``(8 sqrt(18) W / (n mu))**2``, so that its comparisons stay 4 count
+stds clear at the median (a wrong comparison far from the quantile sends the
+bound octaves away); above half the budget the fit raises a ``ValueError``
+before any charge and asks for declared bounds. The three releases split the rest of
 ``mu**2``: the Gram matrix and ``X^T y`` equally, the smallest eigenvalue,
 which only sets the ridge, a ``1 / (q + 1)`` part (at most a third), so that
 its noise is a quarter of the Gram noise's spectral norm (q the number of
@@ -190,8 +196,14 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         if label_bound is None and by is not None:
             label_bound = 1.0
         search = bound is None or label_bound is None
-        shares = adassp_shares(search, q)
         mu = self._budget_mu()
+        needed = (safe_search_mu(n, 2, W) / mu) ** 2 if search else 0.0
+        if needed > MAX_BOUNDS_SHARE:
+            raise ValueError(
+                f"n_samples={n} rows are too few for private row and label bounds at this "
+                "budget (a safe quantile search would take most of it): declare bounds_X and "
+                "bounds_y (or norm_bound and label_bound), or raise epsilon.")
+        shares = adassp_shares(search, q, needed)
         spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
         if search:
@@ -225,7 +237,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         return self
 
 
-def adassp_shares(search: bool, q: int) -> dict:
+def adassp_shares(search: bool, q: int, bounds_share: float = 0.0) -> dict:
     """Each release's share of ``mu**2`` for AdaSSP.
 
     The private smallest eigenvalue only sets the ridge, and the ridge only
@@ -237,7 +249,9 @@ def adassp_shares(search: bool, q: int) -> dict:
     Gram entry stds, a quarter of the noise norm. The Gram matrix and
     ``X^T y`` share the rest equally (the better split depends on
     ``||theta||``, which is not public). The row and label bounds, when
-    searched, take 5%%.
+    searched, take 5%%, or ``bounds_share`` if larger (the share that keeps
+    the search safe on a small table,
+    :func:`~skdp.linear_model._private_bounds.safe_search_mu`).
 
     Parameters
     ----------
@@ -245,6 +259,8 @@ def adassp_shares(search: bool, q: int) -> dict:
         Whether a row or label bound is searched privately.
     q : int
         Coefficients (features plus intercept).
+    bounds_share : float, default=0.0
+        Smallest share of the bound search.
 
     Returns
     -------
@@ -252,7 +268,7 @@ def adassp_shares(search: bool, q: int) -> dict:
         'bounds' (only when searched), 'gram', 'xty', 'eigenvalue'; they
         add up to 1.
     """
-    shares = {"bounds": BOUNDS_SHARE} if search else {}
+    shares = {"bounds": max(BOUNDS_SHARE, bounds_share)} if search else {}
     rest = 1.0 - sum(shares.values())
     eig = min(rest / (q + 1.0), rest / 3.0)  # s_e = 2 s_g / q with s_g = s_x
     shares.update(gram=(rest - eig) / 2.0, xty=(rest - eig) / 2.0, eigenvalue=eig)

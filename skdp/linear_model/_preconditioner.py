@@ -22,13 +22,15 @@ sqrt(q)``). It is pessimistic for a flat spectrum: ``lambda_min(H) = 1 /
 lambda_max(A^{-1/2} (A_hat + r I) A^{-1/2}) >= l / (l + r + ||E||)`` with ``l
 = lambda_min(A)``, an equality for ``A = I``, where every direction contracts
 by about ``1 / (1 + r + ||E||)`` while the Weyl estimate is 0 once the noise
-norm reaches 1. :func:`smallest_eigenvalue` estimates l by undoing the
-noise's spreading of the smallest eigenvalues; plugged into the Rayleigh form
-it planned well on synthetic data but too few steps on a real table (see
-:func:`gram_preconditioner`), so it is not used by the plan yet. The plan
-needs no guarantee: the interval's standard error also guards against slow
-mixing (:func:`~skdp.linear_model._intervals.mean_standard_error`), and the
-fit warns when the batch means drift.
+norm reaches 1. An estimate of l that undoes the noise's spreading of the
+smallest eigenvalues (``lambda_min(A_hat) + 2 sigma (sqrt(k) - 1)`` for a
+cluster of k) planned well on synthetic data but too few steps on a real
+table (see :func:`gram_preconditioner`), so the plan keeps Weyl's. The plan
+needs no guarantee: the interval's standard errors also guard against slow
+mixing (:func:`~skdp.linear_model._intervals.mean_standard_error` and the
+AR(1) model of ``skdp.linear_model._ar1_standard_error``, which also counts
+the pilot's error the run has not forgotten), and the fit warns when the
+batch means drift.
 
 **Burn-in.** The estimate is the mean of K kept iterates. In an
 eigendirection with contraction ``eta h`` the start's error ``e`` leaves a
@@ -62,8 +64,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Preconditioner", "burn_in_steps", "gram_preconditioner", "max_steps", "plan_steps",
-           "smallest_eigenvalue"]
+__all__ = ["Preconditioner", "burn_in_steps", "gram_preconditioner", "max_steps", "plan_steps"]
 
 #: Ridge in units of the Gram noise std per row: 2 sqrt(q) + RIDGE_MARGIN.
 RIDGE_MARGIN = 6.0
@@ -84,45 +85,6 @@ class Preconditioner(NamedTuple):
     eigenvectors: np.ndarray
     mean_contraction: float
     pilot_risk: float
-
-
-def smallest_eigenvalue(eigenvalues: np.ndarray, entry_std: float) -> float:
-    """Estimate of ``lambda_min(A)`` from the eigenvalues of ``A_hat = A + E``.
-
-    The symmetric noise E (entry std sigma) spreads a cluster of k equal
-    eigenvalues of A over a semicircle of radius ``2 sigma sqrt(k)`` around
-    them, so the smallest eigenvalue of ``A_hat`` sits about that far below
-    the smallest cluster of A. k is the largest count with at least k
-    eigenvalues of ``A_hat`` within ``4 sigma sqrt(k)`` (the cluster's
-    diameter) of the smallest, and the estimate is ``lambda_min(A_hat) + 2
-    sigma (sqrt(k) - 1)``: ``lambda_min(A_hat) + ||E|| - 2 sigma`` for a flat
-    spectrum (``A = c I``, where the plain ``lambda_min(A_hat)`` is off by
-    the whole noise norm), and ``lambda_min(A_hat)`` for an isolated smallest
-    eigenvalue (which the noise moves by about sigma). Post-processing; a
-    plug-in, not a bound.
-
-    Parameters
-    ----------
-    eigenvalues : ndarray of shape (q,)
-        Eigenvalues of ``A_hat`` (not floored).
-    entry_std : float
-        Noise std of an entry of ``A_hat``.
-
-    Returns
-    -------
-    float
-        At least 0.
-    """
-    lam = np.sort(np.asarray(eigenvalues, dtype=float))
-    sigma = float(entry_std)
-    if sigma <= 0:
-        return max(float(lam[0]), 0.0)
-    k = 1
-    for size in range(lam.shape[0], 0, -1):
-        if np.count_nonzero(lam <= lam[0] + 4.0 * sigma * math.sqrt(size)) >= size:
-            k = size
-            break
-    return max(float(lam[0]) + 2.0 * sigma * (math.sqrt(k) - 1.0), 0.0)
 
 
 def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
@@ -170,8 +132,8 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
     pilot = square @ b_hat
     if ridge > 0:
         # Weyl on the smallest eigenvalue with the typical noise norm. The
-        # Rayleigh form with the deconvolved smallest eigenvalue
-        # (smallest_eigenvalue) is exact for A = I, but measured on anes96 at
+        # Rayleigh form with a deconvolved smallest eigenvalue (module notes) is
+        # exact for A = I, but measured on anes96 at
         # epsilon 10 it overestimates the slow directions of real tables and the
         # interval coverage fell from 0.9 to 0.82: kept as the safer plan.
         typical = 2.0 * sigma * math.sqrt(q)
