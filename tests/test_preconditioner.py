@@ -7,12 +7,34 @@ from skdp.linear_model._preconditioner import (
     burn_in_steps,
     gram_preconditioner,
     plan_steps,
+    smallest_eigenvalue,
 )
 
 
 def _wigner(q, sigma, rng):
     upper = np.triu(rng.normal(scale=sigma, size=(q, q)))
     return upper + np.triu(upper, 1).T
+
+
+def test_smallest_eigenvalue_undoes_the_spread_of_a_flat_spectrum():
+    # A = I plus Wigner noise of entry std 0.05 at q = 100: the spectrum of A_hat
+    # spreads over 1 +- 2 * 0.05 * sqrt(100) = 1 +- 1, so lambda_min(A_hat) ~ 0,
+    # and the estimate adds back 2 sigma (sqrt(k) - 1) with k = 100: 0.9.
+    rng = np.random.default_rng(0)
+    lam = np.linalg.eigvalsh(np.eye(100) + _wigner(100, 0.05, rng))
+    assert lam[0] < 0.15
+    assert smallest_eigenvalue(lam, 0.05) == pytest.approx(1.0, abs=0.15)
+
+
+def test_smallest_eigenvalue_keeps_an_isolated_one():
+    # One eigenvalue at 0.01 well below a bulk at 1 (noise 1e-3 per entry): the
+    # noise moves it by ~1e-3 and the estimate stays there (k = 1).
+    rng = np.random.default_rng(1)
+    lam = np.linalg.eigvalsh(np.diag([0.01] + [1.0] * 19) + _wigner(20, 1e-3, rng))
+    assert smallest_eigenvalue(lam, 1e-3) == pytest.approx(lam[0])
+    # A rank-deficient A: half the eigenvalues 0, the estimate is at most the noise.
+    lam = np.linalg.eigvalsh(np.diag([0.0] * 10 + [1.0] * 10) + _wigner(20, 0.01, rng))
+    assert smallest_eigenvalue(lam, 0.01) < 0.02
 
 
 def test_pilot_risk_is_the_plug_in_residual_variance():
@@ -50,3 +72,19 @@ def test_plan_steps_cap_keeps_the_burn_in_within_half_the_run():
     # With the noise inputs the burn-in shrinks and the batches keep the rest.
     burn2, total2, _ = plan_steps(0.1, 1.0, 10, cap=100, step_noise=0.05, pilot_risk=1.0)
     assert burn2 < burn and total2 - burn2 >= total - burn
+
+
+def test_a_flat_spectrum_plans_with_its_true_contraction():
+    # A = I (q = 100) under Wigner noise of entry std 0.05: Weyl's estimate is 0
+    # (the noise norm 1 reaches lambda_min), the Rayleigh form with the
+    # deconvolved l ~ 1 gives l / (l + r + e) with r = 0.05 (2 * 10 + 6) =
+    # 1.3 and e = 1: about 0.3, the true smallest eigenvalue of P A P being
+    # 1 / lambda_max(A_hat + r I) ~ 1 / (2 + 1.3) = 0.3.
+    rng = np.random.default_rng(2)
+    q, n, sigma = 100, 1000, 0.05
+    gram = np.zeros((q + 1, q + 1))
+    gram[:q, :q] = n * (np.eye(q) + _wigner(q, sigma, rng))
+    gram[q, q] = n
+    pre = gram_preconditioner(gram, sigma * n, n)
+    true = np.linalg.eigvalsh(pre.root @ np.eye(q) @ pre.root)[0]
+    assert pre.min_eigenvalue == pytest.approx(true, rel=0.25)

@@ -389,10 +389,13 @@ series data).
 (``A_hat`` the noisy ``Z^T W Z / n``, r a high-probability bound on its
 noise), under which the Hessian has eigenvalues in (0, 1]: with step 1 a
 well-conditioned problem converges in a few steps, whatever the scale or
-the correlation of the columns. The burn-in and batch length follow from
-the private lower bound on the smallest eigenvalue
-(``skdp.linear_model._preconditioner.plan_steps``). The pilot start is the
-ridge solution of the noisy normal equations.
+the correlation of the columns. The batch length follows from an estimate
+of the smallest eigenvalue of the preconditioned Hessian, and the burn-in
+stops once the pilot's plug-in risk can bias the mean by at most a quarter
+of its standard deviation (``skdp.linear_model._preconditioner``). The
+pilot start is the ridge solution of the noisy normal equations. The plan
+is an estimate, not a guarantee: the standard errors guard the intervals
+when it is too short (see *Standard errors*).
 
 **Standard errors.** Batch means (and their autocorrelations) need a run
 much longer than the slowest mixing time of the iterates; on
@@ -436,7 +439,7 @@ Examples
 >>> y = X @ np.array([1.0, -0.5, 0.25]) + 0.5 + rng.normal(scale=0.5, size=20_000)
 >>> reg = DPLinearRegressionGD(epsilon=1.0, random_state=0).fit(X, y)
 >>> np.round(reg.coef_, 2)
-array([ 1.  , -0.5 ,  0.27])
+array([ 1.  , -0.5 ,  0.26])
 >>> reg.conf_int(alpha=0.05).shape
 (4, 2)
 """
