@@ -414,7 +414,7 @@ well-conditioned tables the empirical errors dominate and nothing changes.
 This is post-processing of the released iterates. It can still under-cover
 when the pilot's shrinkage in a direction the Gram cannot resolve is larger
 than the estimate suggests (diabetes with declared bounds at epsilon 1:
-0.85).
+0.90 over 30 seeds, the lowest cell measured).
 
 **Scale.** With ``bounds_X`` and ``bounds_y`` the columns are mapped to
 [-1, 1] with public constants and every result is reported on the original
