@@ -88,7 +88,8 @@ Notes
 high quantiles of ``||(x_i, 1)||`` and ``|y_i|`` (one noisy binary search,
 :func:`skdp.clipping.private_quantiles`, at the highest level it resolves
 safely, ``max(0.5, 1 - 4 sigma / n)``). On small tables the search takes
-more, ``(8 sqrt(18) W / (n mu))**2``, so that its comparisons stay 4 count
+more, ``(8 sqrt(18) / (n mu))**2`` (rows counted unweighted: they are
+clipped before their weights apply), so that its comparisons stay 4 count
 stds clear at the median (a wrong comparison far from the quantile sends the
 bound octaves away); above half the budget the fit raises a ``ValueError``
 before any charge and asks for declared bounds. The three releases split the rest of
@@ -197,7 +198,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
             label_bound = 1.0
         search = bound is None or label_bound is None
         mu = self._budget_mu()
-        needed = (safe_search_mu(n, 2, W) / mu) ** 2 if search else 0.0
+        needed = (safe_search_mu(n, 2, 1.0) / mu) ** 2 if search else 0.0
         if needed > MAX_BOUNDS_SHARE:
             raise ValueError(
                 f"n_samples={n} rows are too few for private row and label bounds at this "
@@ -207,9 +208,10 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         spent = self._charge(mu)  # before any noise is drawn
         rng = make_rng(self.random_state)
         if search:
+            # Unweighted: rows are clipped before their weights apply.
             row_q, label_q = private_row_label_bounds(
-                X, y, w, fit_intercept=self.fit_intercept, mu=mu * math.sqrt(shares["bounds"]),
-                rng=rng, max_weight=W)
+                X, y, None, fit_intercept=self.fit_intercept, mu=mu * math.sqrt(shares["bounds"]),
+                rng=rng)
             bound = row_q if bound is None else bound
             label_bound = label_q if label_bound is None else label_bound
 
