@@ -9,10 +9,11 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.accounting import BudgetAccountant, epsilon_from_mu, mu_from_epsilon_delta
+from skdp.mechanisms import make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 
-__all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "PrivacySpent",
-           "StreamStateMixin"]
+__all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
+           "PrivacySpent", "StreamStateMixin", "weight_bound"]
 
 
 class PrivacySpent(NamedTuple):
@@ -41,18 +42,56 @@ PRIVACY_PARAMS_DOC = {
         Source of the noise. Use None (or secure mode,
         :func:`skdp.mechanisms.secure_mode`) for real releases: anyone who
         knows a fixed seed can subtract the noise. A fixed seed is for tests
-        and examples. A Generator is used as it is: successive fits continue
-        its stream (and ``clone`` copies its state).""",
+        and examples: without an accountant it reproduces the noise exactly;
+        with one, the seed is mixed with the fit's position in the ledger,
+        so two fits charged to one ledger never share noise. A Generator
+        seeds each fit (successive fits differ); it is never pickled (see
+        the security page).""",
     "max_weight": """max_weight : float, default=1.0
-        Public bound on every ``sample_weight``, > 0. A row's influence, and
-        so the sensitivity behind every noise scale, is ``max_weight`` times
-        that of an unweighted row; ``fit`` raises a ValueError for a weight
-        above it (or negative, or not finite) before any budget is charged.
-        Unit weights give exactly the unweighted fit.""",
+        Public bound on every ``sample_weight``, > 0. With ``sample_weight``,
+        a row's influence, and so the sensitivity behind every noise scale,
+        is ``max_weight`` times that of an unweighted row; ``fit`` raises a
+        ValueError for a weight above it (or negative, or not finite) before
+        any budget is charged. Without ``sample_weight`` every row weighs 1
+        and the noise is that of ``max_weight=1``, whatever its value.""",
 }
 
 
-class DPEstimatorMixin:
+def weight_bound(sample_weight, max_weight: float) -> float:
+    """The most a replaced row can weigh: ``max_weight`` with weights, 1 without.
+
+    Decided by whether weights were passed, not by their values: unit weights
+    under ``max_weight=2`` still allow a neighbour of weight 2.
+
+    Parameters
+    ----------
+    sample_weight : array-like or None
+        As passed by the user.
+    max_weight : float
+
+    Returns
+    -------
+    float
+    """
+    return 1.0 if sample_weight is None else float(max_weight)
+
+
+class NoGeneratorPickleMixin:
+    """Pickles and deep copies never carry a Generator or RandomState ``random_state``.
+
+    A generator's state after a fit is enough to step it back and replay the
+    noise it drew. A pickled estimator gets ``random_state=None`` instead
+    (fresh entropy from the operating system at its next fit).
+    """
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if isinstance(state.get("random_state"), (np.random.Generator, np.random.RandomState)):
+            state = {**state, "random_state": None}
+        return state
+
+
+class DPEstimatorMixin(NoGeneratorPickleMixin):
     """Privacy parameters, budget charging and ``privacy_spent_`` for skdp estimators.
 
     Subclasses extend ``_parameter_constraints`` with
@@ -70,12 +109,26 @@ class DPEstimatorMixin:
         """Exact GDP parameter of the budget (epsilon, delta) of one fit."""
         return mu_from_epsilon_delta(self.epsilon, self.delta)
 
-    def _charge(self, mu: float) -> PrivacySpent:
-        """Charge the accountant (if any) before noise is drawn; return the guarantee."""
+    def _charge(self, mu: float) -> tuple[PrivacySpent, np.random.Generator]:
+        """Charge the accountant (if any) before noise is drawn.
+
+        Returns
+        -------
+        spent : PrivacySpent
+            The fit's guarantee.
+        rng : numpy.random.Generator
+            The fit's noise source: from ``random_state`` and the charge's
+            position in the ledger, so fits charged to one ledger never
+            share noise (:func:`skdp.mechanisms.make_rng`).
+        """
         accountant: BudgetAccountant | None = self.accountant
+        entry = None
         if accountant is not None:
-            accountant.charge_mu(mu, label=getattr(self, "_ledger_label", type(self).__name__))
-        return PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta), float(mu))
+            entry = accountant.charge_mu(
+                mu, label=getattr(self, "_ledger_label", type(self).__name__))
+            entry = entry if isinstance(entry, int) and not isinstance(entry, bool) else None
+        spent = PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta), float(mu))
+        return spent, make_rng(self.random_state, entry=entry)
 
 
 class LinearPredictMixin:
@@ -116,7 +169,8 @@ class StreamStateMixin:
     def _stream_started(self) -> bool:
         """False before the first call; raises on a copy whose stream state was dropped."""
         if getattr(self, "_state", False) is None:
-            raise RuntimeError("This estimator was pickled or copied: its secret noise state is not "
-                               "kept, so the stream cannot continue. Call fit to start a new one.")
+            raise RuntimeError("This estimator was pickled, copied or returned by a private "
+                               "search: its secret noise state is not kept, so the stream "
+                               "cannot continue. Call fit to start a new one.")
         return hasattr(self, "_state")
 

@@ -57,8 +57,8 @@ def _test_instances():
 # same release as a repeated row.
 WEIGHTS_ARE_NOT_REPEATS = {
     "check_sample_weight_equivalence_on_dense_data":
-        "weights enter the sensitivity (max_weight) and the noise follows the public row count: "
-        "weight 2 != a repeated row"}
+        "weights enter the sensitivity (max_weight, 1 without weights) and the noise follows the "
+        "public row count: weight 2 != a repeated row"}
 PER_ROW_HAS_NO_WEIGHTS = {
     name: "release='per_row' streams rows one per step and takes no sample_weight"
     for name in ("check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
@@ -69,7 +69,7 @@ _NO_WEIGHTS = {name: "sample_weight is not supported with scale_then_privatize" 
     "check_sample_weight_equivalence_on_dense_data",
     "check_classifiers_one_label_sample_weights")}
 EXPECTED_FAILED = {name: WEIGHTS_ARE_NOT_REPEATS for name in (
-    "DPLinearRegressionGD", "DPSGDRegressor", "DPSGDClassifier", "StreamingMomentEstimator",
+    "AdaSSPRegressor", "DPLinearRegressionGD", "DPSGDRegressor", "DPSGDClassifier", "StreamingMomentEstimator",
     "PrivateGaussianDensity", "DPStandardScaler", "DPPCA")}
 
 

@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed")
 from skdp.accounting import BudgetAccountant  # noqa: E402
 from skdp.decomposition import DPPCA  # noqa: E402
 from skdp.density import PrivateGaussianDensity  # noqa: E402
-from skdp.linear_model import DPAMBSSGDRegressor, DPSGDRegressor  # noqa: E402
+from skdp.linear_model import DPAMBSSGDRegressor, DPSGDClassifier, DPSGDRegressor  # noqa: E402
 from skdp.moments import StreamingMomentEstimator  # noqa: E402
 from skdp.preprocessing import DPStandardScaler  # noqa: E402
 
@@ -128,3 +128,56 @@ def test_skdp_imports_and_works_without_dask():
             "print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+STREAMS = {
+    "DPSGDRegressor": (lambda acc: DPSGDRegressor(accountant=acc, random_state=0), "y"),
+    "DPSGDClassifier": (lambda acc: DPSGDClassifier(classes=[0, 1], accountant=acc,
+                                                    random_state=0), "labels"),
+    "DPAMBSSGDRegressor": (lambda acc: DPAMBSSGDRegressor(accountant=acc, random_state=0), "y"),
+    "DPStandardScaler": (lambda acc: DPStandardScaler(accountant=acc, random_state=0), None),
+    "StreamingMomentEstimator": (lambda acc: StreamingMomentEstimator(
+        norm_bound=8.0, accountant=acc, random_state=0), None),
+    "PrivateGaussianDensity": (lambda acc: PrivateGaussianDensity(
+        norm_bound=8.0, accountant=acc, random_state=0), None),
+}
+
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_partial_fit_checks_every_partition_before_the_first_release(client, name):
+    # Issue 22, item 6: a NaN in the last partition used to fail the stream
+    # after the earlier partitions were released; the retry released them
+    # again with no new charge.
+    from skdp.mechanisms import record_releases
+
+    make, target = STREAMS[name]
+    X = _table(8_000)
+    y = None if target is None else (X[:, 0] > 1).astype(int) if target == "labels" else X[:, 0]
+    bad = X.copy()
+    bad[7_900, 2] = np.nan
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    est = make(acc)
+    chunks = (2_000, 4)
+    args = (da.from_array(bad, chunks=chunks),) + (
+        () if y is None else (da.from_array(y, chunks=2_000),))
+    with record_releases() as log, pytest.raises(ValueError, match="Partition 3 contains NaN"):
+        est.partial_fit(*args)
+    assert log == [] and acc.ledger == []
+    good = (da.from_array(X, chunks=chunks),) + args[1:]
+    with record_releases() as log:
+        est.partial_fit(*good)
+    assert len(acc.ledger) == 1
+    assert est.privacy_spent_.mu == pytest.approx(acc.spent_mu)
+
+
+def test_dask_partial_fit_passes_the_weights_of_each_partition(client):
+    # The scaler's Dask partial_fit passed the weights as y (ignored).
+    X = _table(8_000)
+    w = np.random.default_rng(1).uniform(0.0, 2.0, size=8_000)
+    dask_fit = DPStandardScaler(bounds=(-10, 10), max_weight=2.0, random_state=0).partial_fit(
+        da.from_array(X, chunks=(2_000, 4)), sample_weight=da.from_array(w, chunks=2_000))
+    mem = DPStandardScaler(bounds=(-10, 10), max_weight=2.0, random_state=0)
+    for i in range(0, 8_000, 2_000):
+        mem.partial_fit(X[i:i + 2_000], sample_weight=w[i:i + 2_000])
+    np.testing.assert_allclose(dask_fit.mean_, mem.mean_, rtol=1e-9)
+    np.testing.assert_allclose(dask_fit.scale_, mem.scale_, rtol=1e-9)

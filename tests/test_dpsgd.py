@@ -122,7 +122,8 @@ def test_partial_fit_continues_the_noise_stream_without_new_charges():
     acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
     kw = dict(noise="nu", nu=0.05, batch_size=64, learning_rate=1.0, fit_intercept=False,
               random_state=3)
-    one = DPSGDRegressor(**kw).fit(X, y)
+    # Same seed, first charge of a fresh ledger each: the same noise.
+    one = DPSGDRegressor(accountant=BudgetAccountant(epsilon=5.0, delta=1e-4), **kw).fit(X, y)
     two = DPSGDRegressor(accountant=acc, **kw).partial_fit(X[:384], y[:384])
     two.partial_fit(X[384:], y[384:])
     np.testing.assert_allclose(two.coef_, one.coef_, rtol=1e-10, atol=1e-12)
@@ -237,7 +238,10 @@ def test_dataframe_pipeline_and_gridsearch_with_an_accountant():
     assert len(acc.ledger) == 13
     assert acc.spent_mu == pytest.approx(np.sqrt(13) * mu_from_epsilon_delta(0.5, 1e-6))
     assert list(grid.best_estimator_.feature_names_in_) == ["age", "income", "score"]
-    assert grid.best_score_ > 0.9
+    # A smoke check that the pipeline learns (predicting the mean scores 0):
+    # over seeds 0-5 the best cross-validated R^2 at epsilon 0.5 is 0.90-0.96
+    # (OLS 0.99).
+    assert grid.best_score_ > 0.8
     # The scaler sees the private data without noise: StandardScaler is not
     # private; real pipelines scale with public constants.
 

@@ -27,7 +27,11 @@ def test_make_rng_inputs():
     assert make_rng(3).standard_normal() == make_rng(3).standard_normal()
     assert make_rng(3).standard_normal() != make_rng(4).standard_normal()
     g = np.random.default_rng(0)
-    assert make_rng(g) is g
+    # A Generator seeds a new generator (never used itself: its state, in a
+    # pickle, would replay the noise); successive calls differ.
+    assert make_rng(g) is not g
+    assert make_rng(g).standard_normal() != make_rng(g).standard_normal()
+    assert make_rng(3, entry=0).standard_normal() != make_rng(3).standard_normal()
     rs = np.random.RandomState(0)
     # A RandomState seeds a new generator from its stream: successive calls differ.
     assert make_rng(rs).standard_normal() != make_rng(rs).standard_normal()

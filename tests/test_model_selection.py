@@ -37,7 +37,7 @@ class _Spy(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         mu = self._budget_mu() * self.overspend
-        self.privacy_spent_ = self._charge(mu) if self.charge else None
+        self.privacy_spent_ = self._charge(mu)[0] if self.charge else None
         EVENTS.append("fit")
         self.n_fit_ = len(X)
         self.n_features_in_ = np.asarray(X).shape[1]
@@ -57,7 +57,7 @@ class _SpyScaler(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        self.privacy_spent_ = self._charge(self._budget_mu())
+        self.privacy_spent_, _ = self._charge(self._budget_mu())
         return self
 
     def transform(self, X):
@@ -67,7 +67,7 @@ class _SpyScaler(DPEstimatorMixin, TransformerMixin, BaseEstimator):
 class _RecordingLedger(BudgetAccountant):
     def charge_mu(self, mu, label="gaussian"):
         EVENTS.append("charge")
-        super().charge_mu(mu, label)
+        return super().charge_mu(mu, label)
 
 
 def _linear(n=20_000, p=5, seed=0, sigma=1.0):

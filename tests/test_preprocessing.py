@@ -152,3 +152,14 @@ def test_collapsed_private_bounds_are_widened_with_a_warning():
     # Noise sd of the mean of u in [-1, 1]: sqrt(4 * 3 + 1) / (mu sqrt(0.9) n) = 8e-4.
     assert abs(scaler.mean_[2] - X[:, 2].mean()) < 0.004
     assert scaler.scale_[2] == pytest.approx(X[:, 2].std(), rel=0.2)
+
+
+def test_scaler_without_std_keeps_no_raw_sum_of_squares():
+    # Issue 22, item 7: with_std=False releases no squares, so none may sit,
+    # un-noised, in the state a later partial_fit reads.
+    X = np.random.default_rng(0).uniform(size=(1000, 2))
+    scaler = DPStandardScaler(bounds=(0, 1), with_std=False, random_state=0).fit(X)
+    np.testing.assert_array_equal(scaler._state["sums"][1], 0.0)
+    scaler.partial_fit(X)
+    np.testing.assert_array_equal(scaler._state["sums"][1], 0.0)
+    assert scaler.var_ is None

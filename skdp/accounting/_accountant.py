@@ -128,7 +128,9 @@ class BudgetAccountant:
     >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
     >>> half = mu_from_epsilon_delta(1.0, 1e-6) / 2 ** 0.5
     >>> acc.charge_mu(half, label="first fit")
+    0
     >>> acc.charge_mu(half, label="second fit")
+    1
     >>> eps, delta = acc.spent()
     >>> round(eps, 6), delta
     (1.0, 1e-06)
@@ -283,10 +285,11 @@ class BudgetAccountant:
         return math.sqrt(max(budget * budget - mu_sq, 0.0))
 
     # -- charging -------------------------------------------------------------
-    def _record(self, charge: Charge) -> None:
+    def _record(self, charge: Charge) -> int:
         if self._shared is not None:
             self._shared.append(asdict(charge))
         self._charges.append(charge)
+        return len(self._charges) - 1
 
     def _refuse(self, asked: str, mu_sq: float, other_eps: float, other_delta: float) -> None:
         budget = self._gaussian_budget_mu(other_eps, other_delta)
@@ -301,7 +304,7 @@ class BudgetAccountant:
             f"epsilon={self.epsilon:g}, delta={self.delta:g}. Nothing was charged."
         )
 
-    def charge_mu(self, mu: float, label: str = "gaussian") -> None:
+    def charge_mu(self, mu: float, label: str = "gaussian") -> int:
         """Charge a Gaussian mechanism (or composition of them) with GDP parameter mu.
 
         Parameters
@@ -310,6 +313,13 @@ class BudgetAccountant:
             In [0, inf).
         label : str, default="gaussian"
             What the charge is for; kept in :attr:`ledger`.
+
+        Returns
+        -------
+        int
+            The charge's position in the ledger (over all processes that share
+            it). skdp estimators mix it into their noise seed, so two fits
+            charged to one ledger never draw the same noise.
 
         Raises
         ------
@@ -327,9 +337,9 @@ class BudgetAccountant:
                 eps = epsilon_from_mu(mu, delta) if mu > 0 and delta > 0 else math.inf
                 self._refuse(f"mu={mu:.6g} (epsilon={eps:.6g} at delta={delta:.3g})",
                              mu_sq, other_eps, other_delta)
-            self._record(Charge(label=str(label), mu=mu))
+            return self._record(Charge(label=str(label), mu=mu))
 
-    def charge(self, epsilon: float, delta: float = 0.0, label: str = "mechanism") -> None:
+    def charge(self, epsilon: float, delta: float = 0.0, label: str = "mechanism") -> int:
         """Charge an (epsilon, delta)-DP mechanism that is not Gaussian.
 
         It composes with the other charges by basic composition (see Notes of
@@ -343,6 +353,11 @@ class BudgetAccountant:
             In [0, 1).
         label : str, default="mechanism"
             What the charge is for; kept in :attr:`ledger`.
+
+        Returns
+        -------
+        int
+            The charge's position in the ledger.
 
         Raises
         ------
@@ -365,7 +380,7 @@ class BudgetAccountant:
             if not fits:
                 self._refuse(f"epsilon={epsilon:.6g}, delta={delta:.3g}",
                              mu_sq, other_eps, other_delta)
-            self._record(Charge(label=str(label), epsilon=epsilon, delta=delta))
+            return self._record(Charge(label=str(label), epsilon=epsilon, delta=delta))
 
 
 def _restore(epsilon, delta, path, token, snapshot) -> BudgetAccountant:

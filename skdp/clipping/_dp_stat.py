@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from skdp.mechanisms._random import gaussian_noise, record_release
+
 __all__ = ["dp_stat", "dp_stat_n_levels"]
 
 
@@ -48,7 +50,7 @@ def dp_stat_n_levels(upper_bound: float, resolution: float, growth: float = 2.0)
 
 def dp_stat(values, *, target_count: float, upper_bound: float, resolution: float,
             noise_std: float, rng: np.random.Generator,
-            growth: float = 2.0) -> tuple[float, float]:
+            growth: float = 2.0, part=None) -> tuple[float, float]:
     """Private threshold that at least ``target_count`` of the values lie below.
 
     For ``i = 0, 1, ...`` the count ``c_i = #{j : values_j <= resolution * growth**i}``
@@ -78,6 +80,9 @@ def dp_stat(values, *, target_count: float, upper_bound: float, resolution: floa
         (e.g. ``sqrt(2)``) overshoots the quantile by less but releases more
         counts (L grows as ``1 / log(growth)``), so each needs more noise for
         the same mu.
+    part : hashable or None, default=None
+        For :func:`skdp.mechanisms.record_releases`: the disjoint part of the
+        rows (a stat sample) the counts read.
 
     Returns
     -------
@@ -121,6 +126,12 @@ def dp_stat(values, *, target_count: float, upper_bound: float, resolution: floa
     for i in range(n_levels):
         gamma = float(resolution) * float(growth)**i
         count = np.searchsorted(ordered, gamma, side="right")
-        if count + noise_std * rng.standard_normal() >= target_count:
+        noisy = count + gaussian_noise(noise_std, (), rng, name="DP-STAT count", sensitivity=1.0,
+                                       weight=None, part=part)
+        if noisy >= target_count:
+            # The levels not asked are paid for all the same (mu counts all L):
+            # stopping early is post-processing of the L answers.
+            for _ in range(i + 1, n_levels):
+                record_release("DP-STAT count (not asked)", 1.0, noise_std, None, part)
             return gamma, mu
     return float(resolution) * float(growth)**n_levels, mu

@@ -27,6 +27,7 @@ from functools import partial
 
 import numpy as np
 
+from skdp.mechanisms._random import gaussian_noise
 from skdp.utils._rows import sum_rows
 
 __all__ = ["effective_quantile", "geometric_grid", "private_norm_quantile", "private_quantiles",
@@ -110,7 +111,7 @@ def quantile_statistics(values, grid, quantiles, sample_weight=None) -> np.ndarr
 
 
 def private_quantiles(statistics, grid, *, mu: float, rng: np.random.Generator,
-                      max_weight: float = 1.0) -> np.ndarray:
+                      max_weight: float | None = 1.0, part=None) -> np.ndarray:
     """Noisy binary search for the quantile of every column (one Gaussian query per step).
 
     Step by step, every column asks whether its signed count at the middle
@@ -127,8 +128,13 @@ def private_quantiles(statistics, grid, *, mu: float, rng: np.random.Generator,
     mu : float
         GDP budget of the whole search, > 0.
     rng : numpy.random.Generator
-    max_weight : float, default=1.0
-        Bound on any row's weight (1 without weights).
+    max_weight : float or None, default=1.0
+        Bound on any row's weight (1 without weights); None for counts of
+        rows that ignore the weights (a row moves each count by at most 1,
+        whatever its weight).
+    part : hashable or None, default=None
+        For :func:`skdp.mechanisms.record_releases`: the disjoint part of
+        the rows the counts read (None: all rows).
 
     Returns
     -------
@@ -160,13 +166,16 @@ def private_quantiles(statistics, grid, *, mu: float, rng: np.random.Generator,
     if not (np.isfinite(mu) and mu > 0):
         raise ValueError(f"mu must be positive and finite, got {mu}.")
     n_steps = max(1, int(math.ceil(math.log2(K))))
-    std = search_noise_std(K, m, float(mu), float(max_weight))
+    W = 1.0 if max_weight is None else float(max_weight)
+    std = search_noise_std(K, m, float(mu), W)
     lo = np.zeros(m, dtype=int)
     hi = np.full(m, K - 1)
     cols = np.arange(m)
     for _ in range(n_steps):
         mid = (lo + hi) // 2
-        noisy = statistics[mid, cols] + std * rng.standard_normal(m)
+        noisy = statistics[mid, cols] + gaussian_noise(
+            std, m, rng, name="private quantile search", sensitivity=math.sqrt(m) * W,
+            weight=max_weight, part=part)
         up = noisy >= 0.0
         # A column whose interval is already one point keeps drawing noise
         # (the number of queries is public), but its interval stays put.
@@ -179,7 +188,8 @@ def _norm_statistics(X, w, grid, quantile):
     return quantile_statistics(np.sqrt(np.einsum("ij,ij->i", X, X)), grid, [quantile], w)
 
 
-def search_noise_std(n_levels: int, n_columns: int, mu: float, max_weight: float = 1.0) -> float:
+def search_noise_std(n_levels: int, n_columns: int, mu: float,
+                     max_weight: float | None = 1.0) -> float:
     """Std of the noise on each count of :func:`private_quantiles` (a public constant).
 
     Parameters
@@ -190,14 +200,16 @@ def search_noise_std(n_levels: int, n_columns: int, mu: float, max_weight: float
         Columns searched at once, m.
     mu : float
         GDP budget of the search.
-    max_weight : float, default=1.0
+    max_weight : float or None, default=1.0
+        None (counts that ignore the weights) counts as 1.
 
     Returns
     -------
     float
         ``sqrt(ceil(log2(K)) * m) * max_weight / mu``.
     """
-    return math.sqrt(max(1, math.ceil(math.log2(n_levels))) * n_columns) * max_weight / mu
+    W = 1.0 if max_weight is None else max_weight
+    return math.sqrt(max(1, math.ceil(math.log2(n_levels))) * n_columns) * W / mu
 
 
 def effective_quantile(quantile: float, n: int, noise_std: float, margin: float = 3.0) -> float:
@@ -286,4 +298,5 @@ def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Gener
     std = search_noise_std(grid.shape[0], 1, mu, max_weight)
     quantile = effective_quantile(quantile, X.shape[0], std, margin)
     stats = sum_rows(partial(_norm_statistics, grid=grid, quantile=quantile), X, sample_weight)
-    return float(private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=max_weight)[0])
+    return float(private_quantiles(stats, grid, mu=mu, rng=rng,
+                                   max_weight=None if sample_weight is None else max_weight)[0])

@@ -434,9 +434,9 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
             return partial_fit_over_partitions(self.partial_fit, X)
         moments = getattr(self, "_moments", False)
         if moments is None:
-            raise RuntimeError("This estimator was pickled or copied: its secret noise state is "
-                               "not kept, so the stream cannot continue. Call fit to start a new "
-                               "one.")
+            raise RuntimeError("This estimator was pickled, copied or returned by a private "
+                               "search: its secret noise state is not kept, so the stream "
+                               "cannot continue. Call fit to start a new one.")
         first = moments is False or getattr(moments, "_state", None) is None
         X = validate_private(self, X, reset=first, dtype=np.float64)
         if first:

@@ -10,12 +10,12 @@ import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, weight_bound
 from skdp.clipping import clip_rows
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._private_bounds import private_row_label_bounds, safe_search_mu
 from skdp.linear_model._weights import check_weights
-from skdp.mechanisms import gaussian_noise, make_rng
+from skdp.mechanisms import gaussian_noise
 from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
@@ -185,7 +185,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
         n, p = X.shape
         w = check_weights(sample_weight, n, self.max_weight)
-        W = float(self.max_weight)
+        W = weight_bound(sample_weight, self.max_weight)
         q = p + int(self.fit_intercept)
         bx = check_bounds(self.bounds_X, p, "bounds_X")
         by = check_bounds(self.bounds_y, 1, "bounds_y")
@@ -205,8 +205,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
                 "budget (a safe quantile search would take most of it): declare bounds_X and "
                 "bounds_y (or norm_bound and label_bound), or raise epsilon.")
         shares = adassp_shares(search, q, needed)
-        spent = self._charge(mu)  # before any noise is drawn
-        rng = make_rng(self.random_state)
+        spent, rng = self._charge(mu)  # before any noise is drawn
         if search:
             # Unweighted: rows are clipped before their weights apply.
             row_q, label_q = private_row_label_bounds(
@@ -220,11 +219,15 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         zz, zy = sum_rows(block, X, y, w)
         mu_gram, mu_xty, mu_eig = (mu * math.sqrt(shares[k]) for k in ("gram", "xty", "eigenvalue"))
         gram_std = gram_sensitivity(bound, W) / mu_gram
-        upper = np.triu(gaussian_noise(gram_std, (q, q), rng))
+        upper = np.triu(gaussian_noise(gram_std, (q, q), rng, name="Gram matrix",
+                                       sensitivity=gram_sensitivity(bound, W), weight=W))
         gram = zz + upper + np.triu(upper, 1).T
-        xty = zy + gaussian_noise(2.0 * W * bound * label_bound / mu_xty, q, rng)
+        xty_sens = 2.0 * W * bound * label_bound
+        xty = zy + gaussian_noise(xty_sens / mu_xty, q, rng, name="X'y", sensitivity=xty_sens,
+                                  weight=W)
         eig_std = W * bound**2 / mu_eig
-        lam_min = np.linalg.eigvalsh(zz)[0] + gaussian_noise(eig_std, (), rng)
+        lam_min = np.linalg.eigvalsh(zz)[0] + gaussian_noise(
+            eig_std, (), rng, name="smallest eigenvalue", sensitivity=W * bound**2, weight=W)
         lam_min = max(float(lam_min) - eig_std * stats.norm.ppf(1 - self.failure_probability), 0.0)
         spread = 2.0 * math.sqrt(q) + 2.0 * math.sqrt(math.log(1.0 / self.failure_probability))
         self.l2_penalty_ = max(0.0, gram_std * spread - lam_min)

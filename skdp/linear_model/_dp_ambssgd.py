@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
 from skdp.clipping import clipped_gradient_sum, dp_stat, dp_stat_n_levels
 from skdp.linear_model._dp_ssgd import dp_ssgd
-from skdp.mechanisms import gaussian_noise, make_rng
+from skdp.mechanisms import gaussian_noise
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
@@ -24,7 +24,8 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
                residual_bound: float, resolution: float, count_noise_std: float,
                target_count: float, noise_multiplier: float, learning_rate: float,
                rng: np.random.Generator, fit_intercept: bool = True,
-               log_factor: float = 1.0, growth: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+               log_factor: float = 1.0, growth: float = 2.0,
+               part_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """One shuffled pass of DP-AMBSSGD for least squares (Varshney et al. 2022, Algorithm 2).
 
     The rows are permuted once; step t takes the next ``stat_size`` rows as
@@ -62,6 +63,10 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
         The paper's ``log^a N`` inflation of the clip norm.
     growth : float, default=2.0
         Ratio of DP-STAT's levels (the paper doubles).
+    part_offset : int, default=0
+        Rows of the stream before this pass, so that the releases recorded by
+        :func:`skdp.mechanisms.record_releases` name disjoint parts across
+        ``partial_fit`` calls.
 
     Returns
     -------
@@ -97,11 +102,14 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
             residuals += w[p]
         gamma, _ = dp_stat(np.abs(residuals[:stat_size]), target_count=target_count,
                            upper_bound=residual_bound, resolution=resolution,
-                           noise_std=count_noise_std, rng=rng, growth=growth)
+                           noise_std=count_noise_std, rng=rng, growth=growth,
+                           part=("stat sample", part_offset + t * step_size))
         zeta = x_norm * gamma * log_factor
         grad = clipped_gradient_sum(Xt[stat_size:], residuals[stat_size:], zeta,
                                     fit_intercept=fit_intercept) / batch_size
-        noise = gaussian_noise(noise_multiplier * 2.0 * zeta / batch_size, w.shape[0], rng)
+        sens = 2.0 * zeta / batch_size
+        noise = gaussian_noise(noise_multiplier * sens, w.shape[0], rng, name="DP-AMBSSGD batch",
+                               sensitivity=sens, part=("batch", part_offset + t * step_size))
         w -= learning_rate * (grad + noise)
         iterates[t] = w
         clip_norms[t] = zeta
@@ -363,15 +371,14 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
             lr = self.learning_rate if self.learning_rate is not None else 1.0 / (4.0 * q)
         else:
             lr = self.learning_rate if self.learning_rate is not None else 0.5
-        spent = self._charge(mu)  # before any noise is drawn
+        spent, rng = self._charge(mu)  # before any noise is drawn
         # Everything later calls use is frozen here, so that set_params between
         # partial_fit calls cannot change the calibration mid-stream.
         params = self.get_params(deep=False)
         params.pop("accountant")
         return dict(params=params, plan=plan, mu=mu, x_norm=x_norm, lr=lr, spent=spent, q=q,
                     clip=self.clip_norm if self.clip_norm is not None else x_norm,
-                    log_factor=math.log(n) ** self.tail_exponent,
-                    rng=make_rng(self.random_state))
+                    log_factor=math.log(n) ** self.tail_exponent, rng=rng)
 
     # -- fitting -------------------------------------------------------------
 
@@ -386,7 +393,7 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
                 w, tail_sum, n_tail = dp_ssgd(
                     X, y, w, clip_norm=state["clip"], noise_std=2.0 * state["clip"] / state["mu"],
                     learning_rate=state["lr"], rng=rng, fit_intercept=prm["fit_intercept"],
-                    tail_start=tail_start)
+                    tail_start=tail_start, part_offset=state.get("n_seen", 0))
                 clip_norms = None
                 n_steps = n
             else:
@@ -402,7 +409,7 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
                     count_noise_std=plan.count_noise_std, target_count=plan.target_count,
                     noise_multiplier=1.0 / state["mu"], learning_rate=state["lr"], rng=rng,
                     fit_intercept=prm["fit_intercept"], log_factor=state["log_factor"],
-                    growth=prm["stat_growth"])
+                    growth=prm["stat_growth"], part_offset=state.get("n_seen", 0))
                 tail = iterates[n_steps // 2:] if first else iterates
                 w, tail_sum, n_tail = iterates[-1].copy(), tail.sum(axis=0), tail.shape[0]
                 if state.get("clip_norms") is not None:

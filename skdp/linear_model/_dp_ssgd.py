@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from skdp.clipping._report import _count
+from skdp.mechanisms._random import gaussian_noise
 
 __all__ = ["dp_ssgd"]
 
@@ -13,7 +14,7 @@ _CHUNK = 4096  # noise is drawn in chunks of this many steps
 
 def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float,
             rng: np.random.Generator, fit_intercept: bool = True,
-            tail_start: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
+            tail_start: int = 0, part_offset: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     """One shuffled pass of single-row DP-SGD for least squares.
 
     For each row of a random permutation, in turn:
@@ -40,6 +41,10 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
     tail_start : int, default=0
         Steps of this pass (counted from 0) before the running sum of iterates
         starts; the iterate after step t enters the sum when ``t >= tail_start``.
+    part_offset : int, default=0
+        Rows of the stream before this pass, so that the releases recorded by
+        :func:`skdp.mechanisms.record_releases` name disjoint parts across
+        ``partial_fit`` calls.
 
     Returns
     -------
@@ -64,7 +69,10 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
     for start in range(0, n, _CHUNK):
         idx = perm[start:start + _CHUNK]
         Xc, yc, norms = X[idx], y[idx], np.sqrt(sq[idx])
-        noise = rng.standard_normal((len(idx), w.shape[0])) * noise_std
+        # One mechanism per row, each on its own row (parallel composition):
+        # recorded per chunk, with the sensitivity of any one of its rows.
+        noise = gaussian_noise(noise_std, (len(idx), w.shape[0]), rng, name="DP-SSGD step",
+                               sensitivity=2.0 * clip_norm, part=("rows", part_offset + start))
         for i in range(len(idx)):
             x = Xc[i]
             r = x @ w[:p] - yc[i]

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, weight_bound
 from skdp.clipping import gradient_clip_factors, quantile_statistics, squared_loss_residuals
 from skdp.linear_model._ar1_standard_error import dpgd_model_covariance, pilot_variance
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
@@ -37,7 +37,7 @@ from skdp.linear_model._private_bounds import (
 )
 from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
 from skdp.linear_model._weights import check_weights
-from skdp.mechanisms import gaussian_noise, make_rng, private_gram
+from skdp.mechanisms import gaussian_noise, private_gram
 from skdp.utils._dask import is_dask
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
@@ -114,7 +114,7 @@ def _leverage(X, root, fit_intercept):
 def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_rate: float,
                         n_iter: int, rng: np.random.Generator, fit_intercept: bool = True,
                         theta0=None, preconditioner=None, sample_weight=None, leverage=None,
-                        progress=None) -> np.ndarray:
+                        progress=None, max_weight: float = 1.0) -> np.ndarray:
     """Full-batch DP gradient descent for least squares (Brown et al. 2024, Algorithm 1).
 
     At each step the per-example gradients ``g_i = w_i P z_i r_i`` (``z_i =
@@ -150,6 +150,9 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     leverage : ndarray of shape (n,), optional
         ``||P z_i||``, if already computed.
     progress : Progress, optional
+    max_weight : float, default=1.0
+        W, the bound on a row's weight (1 without weights): each step is
+        recorded as a release of sensitivity ``2 W clip_norm / n``.
 
     Returns
     -------
@@ -164,6 +167,7 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     P2 = None if P is None else P @ P
     iterates = np.empty((n_iter, q))
     blocks = _block_rows(p)
+    step_sens = 2.0 * float(max_weight) * float(clip_norm) / n
     # Overflow (features near the float limit) shows up as non-finite
     # iterates, which the caller reports; no warning per step.
     with np.errstate(over="ignore", invalid="ignore"):
@@ -171,7 +175,8 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
             block = partial(_gradient_block, theta=theta, clip_norm=clip_norm,
                             fit_intercept=fit_intercept)
             grad = sum_rows(block, X, y, sample_weight, lev, block_rows=blocks) / n
-            noise = gaussian_noise(noise_std, q, rng)
+            noise = gaussian_noise(noise_std, q, rng, name="DP-GD step", sensitivity=step_sens,
+                                   weight=max_weight)
             step = grad + noise if P is None else P2 @ grad + P @ noise
             theta = theta - learning_rate * step
             iterates[t] = theta
@@ -611,7 +616,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         n, p = X.shape
         q = p + int(self.fit_intercept)
         w = check_weights(sample_weight, n, self.max_weight)
-        W = float(self.max_weight)
+        W = weight_bound(sample_weight, self.max_weight)
         bx = check_bounds(self.bounds_X, p, "bounds_X")
         by = check_bounds(self.bounds_y, 1, "bounds_y")
         declared = self.norm_bound is not None or (bx is not None and by is not None)
@@ -627,8 +632,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if is_dask(X):  # every step reads the rows: keep them (scaled) on the workers
             X, y, w = _persist(X, y, w)
 
-        spent = self._charge(mu)  # before any noise is drawn
-        rng = make_rng(self.random_state)
+        spent, rng = self._charge(mu)  # before any noise is drawn
         mus = {k: mu * math.sqrt(v) for k, v in shares.items()}
 
         # 1-2. Gram matrix of (z / B_z, y / B_y): preconditioner, pilot, step plan.
@@ -666,7 +670,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             block = partial(_quantile_block, theta=theta0, fit_intercept=self.fit_intercept,
                             level=level)
             clip = tail_factor(n, level, CLIP_FACTOR) * private_quantile(
-                block, X, y, None, lev, mu=mus["clip_quantile"], rng=rng, max_weight=1.0)
+                block, X, y, None, lev, mu=mus["clip_quantile"], rng=rng, max_weight=None)
         else:
             clip = 5.0 * math.sqrt(q)
 
@@ -687,7 +691,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                                             learning_rate=eta, n_iter=per_run, rng=rng,
                                             fit_intercept=self.fit_intercept, theta0=theta0,
                                             preconditioner=root, sample_weight=w, leverage=lev,
-                                            progress=progress)
+                                            progress=progress, max_weight=W)
                         for _ in range(runs)]
         progress.close()
         if runs > 1:

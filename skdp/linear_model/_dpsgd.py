@@ -11,7 +11,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
+from skdp.base import (
+    PRIVACY_PARAMS_DOC,
+    DPEstimatorMixin,
+    LinearPredictMixin,
+    StreamStateMixin,
+    weight_bound,
+)
 from skdp.clipping import (
     clipped_gradient_sum,
     logistic_loss_residuals,
@@ -26,14 +32,15 @@ from skdp.mechanisms import (
     blt_parameters,
     blt_sensitivity_factor,
     cyclic_sensitivity_factor,
-    make_rng,
+    record_release,
+    spawn_rngs,
     toeplitz_coefficients,
 )
 from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, private_step_inputs
-from skdp.utils._dask import is_dask, iter_blocks, partial_fit_over_partitions
+from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._progress import Progress
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import validate_private
+from skdp.utils._validation import check_stream_weights, validate_private
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
 
@@ -393,7 +400,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
 
     # -- the first call: plan, calibrate, charge ------------------------------
 
-    def _start(self, n: int, n_outputs: int, epochs: int) -> dict:
+    def _start(self, n: int, n_outputs: int, epochs: int, W: float) -> dict:
+        """Plan, calibrate and charge a training stream; W bounds a row's weight."""
         q = self.n_features_in_ + int(self.fit_intercept)
         shape = (q,) if n_outputs == 1 else (q, n_outputs)
         b = min(int(self.batch_size), n)
@@ -416,7 +424,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
             kappa = cyclic_sensitivity_factor(kind, horizon or steps, per_epoch, epochs, nu=self.nu)
         variant = "post_processing" if self.optimizer == "sgd" else self.private_moments
         mu = self._budget_mu()
-        zeta = self.clip_norm * self.max_weight  # bound on w_i clip(g_i)
+        zeta = self.clip_norm * W  # bound on w_i clip(g_i)
         std1, std2 = moment_noise_stds(variant, mu, zeta, int(np.prod(shape)), kappa)
         eps = self.eps_stability if self.eps_stability is not None else std1 / b
         lr = self.learning_rate
@@ -435,11 +443,17 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
             optimizer = AdaGrad(lr, eps=eps)
         else:
             optimizer = Adam(lr, betas=tuple(self.betas), eps=eps)
-        spent = self._charge(mu)  # before any noise is drawn
-        rng_order, rng1, rng2 = make_rng(self.random_state).spawn(3)
+        spent, rng = self._charge(mu)  # before any noise is drawn
+        rng_order, rng1, rng2 = spawn_rngs(rng, 3)
+        # The whole run is one (correlated) Gaussian mechanism: the gradient
+        # sums move by 2 zeta kappa (kappa: the participations' factor). With a
+        # noisy second moment, the pair is calibrated jointly to mu.
+        record_release("DP-SGD gradient stream", 2.0 * zeta * kappa if not std2 else mu * std1,
+                       std1, W)
         params = self.get_params(deep=False)
         params.pop("accountant")
         return dict(params=params, variant=variant, batch_size=b, horizon=horizon, kappa=kappa, lr=lr,
+                    W=W,
                     std1=std1, std2=std2, eps=eps, optimizer=optimizer, spent=spent,
                     rng_order=rng_order, noise1=CorrelatedNoise(kind, shape, rng1, nu=self.nu),
                     noise2=CorrelatedNoise(kind, shape, rng2, nu=self.nu) if std2 else None,
@@ -495,8 +509,13 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         self._state = state
 
     def _fit(self, X, Y, epochs: int, first: bool, sample_weight=None):
-        max_weight = self.max_weight if first else self._state["params"]["max_weight"]
-        w = check_weights(sample_weight, X.shape[0], max_weight)
+        if first:
+            W = weight_bound(sample_weight, self.max_weight)
+            w = check_weights(sample_weight, X.shape[0], self.max_weight)
+        else:  # the first call fixed the weight bound of the stream's noise
+            W = self._state["W"]
+            check_stream_weights(sample_weight, X.shape[0], self._state["params"]["max_weight"], W)
+            w = check_weights(sample_weight, X.shape[0], W)
         if w is not None and (self.private_moments if first else self._state["variant"]) \
                 == "scale_then_privatize" and self.optimizer != "sgd":
             raise ValueError("sample_weight is not supported with "
@@ -506,7 +525,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
             scaling = make_scaling(check_bounds(self.bounds_X, X.shape[1], "bounds_X"),
                                    check_bounds(bounds_y, 1, "bounds_y"), X.shape[1],
                                    self.fit_intercept)
-            state = {**self._start(X.shape[0], 1 if Y.ndim == 1 else Y.shape[1], epochs),
+            state = {**self._start(X.shape[0], 1 if Y.ndim == 1 else Y.shape[1], epochs, W),
                      "scaling": scaling}
         else:
             state = self._state
@@ -606,7 +625,8 @@ array([ 1. , -0.5,  0.2])"""}
         self : DPSGDRegressor
         """
         if is_dask(X):  # one pass over the partitions, one in memory at a time
-            return partial_fit_over_partitions(self.partial_fit, X, y, sample_weight)
+            return partial_fit_over_partitions(self.partial_fit, X, y,
+                                               sample_weight=sample_weight)
         first = not self._stream_started()
         X, y = validate_private(self, X, y, y_numeric=True, reset=first, dtype=np.float64)
         return self._fit(X, y, 1, first=first, sample_weight=sample_weight)
@@ -750,10 +770,13 @@ classes_ : ndarray of shape (n_classes,)""",
         self : DPSGDClassifier
         """
         if is_dask(X):  # one pass over the partitions, one in memory at a time
-            for Xb, yb, wb in iter_blocks(X, y, sample_weight):
-                self.partial_fit(Xb, yb, classes=classes, sample_weight=wb)
-                classes = None
-            return self
+            if classes is None:
+                classes = self.classes_ if self._stream_started() else self.classes
+            if classes is None:
+                raise ValueError("With a Dask X, declare classes=[...]: every partition's labels "
+                                 "are checked against them before the first release.")
+            return partial_fit_over_partitions(self.partial_fit, X, y,
+                                               sample_weight=sample_weight, classes=classes)
         first = not self._stream_started()
         X, y = self._validate(X, y, reset=first)
         if first:

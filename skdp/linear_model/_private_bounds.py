@@ -108,8 +108,11 @@ def tail_factor(n: int, level: float, floor: float) -> float:
     return max(floor, math.sqrt(2.0 * math.log(max(n, 2))) / norm.ppf((1.0 + level) / 2.0))
 
 
-def private_quantile(block, *arrays, mu: float, rng, max_weight: float) -> float:
-    """One private quantile from a block function returning signed counts on :data:`GRID`."""
+def private_quantile(block, *arrays, mu: float, rng, max_weight: float | None) -> float:
+    """One private quantile from a block function returning signed counts on :data:`GRID`.
+
+    ``max_weight`` is None for counts of rows that ignore their weights.
+    """
     stats = sum_rows(block, *arrays)
     return float(private_quantiles(stats, GRID, mu=mu, rng=rng, max_weight=max_weight)[0])
 
@@ -146,5 +149,6 @@ def private_row_label_bounds(X, y, sample_weight, *, fit_intercept: bool, mu: fl
     level = quantile_level(X.shape[0], 2, max_weight, mu)
     block = partial(_row_label_block, fit_intercept=fit_intercept, level=level)
     stats = sum_rows(block, X, y, sample_weight)
-    row, label = private_quantiles(stats, GRID, mu=mu, rng=rng, max_weight=max_weight)
+    row, label = private_quantiles(stats, GRID, mu=mu, rng=rng,
+                                   max_weight=None if sample_weight is None else max_weight)
     return float(row), float(label)

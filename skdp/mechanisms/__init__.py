@@ -17,11 +17,16 @@ from skdp.mechanisms._noise_shaping import (
 )
 from skdp.mechanisms._participation import cyclic_sensitivity_factor
 from skdp.mechanisms._random import (
+    Release,
+    composed_mu,
     gaussian_noise,
     is_secure_mode,
     make_rng,
+    record_release,
+    record_releases,
     secure_mode,
     set_secure_mode,
+    spawn_rngs,
 )
 from skdp.mechanisms._workloads import WORKLOADS, WorkloadStream, workload_matrix
 
@@ -29,10 +34,12 @@ __all__ = [
     "SHAPINGS",
     "WORKLOADS",
     "CorrelatedNoise",
+    "Release",
     "WorkloadStream",
     "blt_coefficients",
     "blt_parameters",
     "blt_sensitivity_factor",
+    "composed_mu",
     "correlated_noise",
     "cyclic_sensitivity_factor",
     "gaussian_noise",
@@ -40,9 +47,12 @@ __all__ = [
     "make_rng",
     "noise_shaping_matrix",
     "private_gram",
+    "record_release",
+    "record_releases",
     "secure_mode",
     "sensitivity_factor",
     "set_secure_mode",
+    "spawn_rngs",
     "toeplitz_coefficients",
     "toeplitz_sensitivity_factor",
     "workload_matrix",

@@ -105,5 +105,7 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
                     intercept_value=float(intercept_value))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))
     noise_std = gram_sensitivity(norm_bound, max_weight) / float(mu)
-    upper = np.triu(gaussian_noise(noise_std, (q, q), rng))
+    upper = np.triu(gaussian_noise(noise_std, (q, q), rng, name="Gram matrix",
+                                   sensitivity=gram_sensitivity(norm_bound, max_weight),
+                                   weight=max_weight))
     return gram + upper + np.triu(upper, 1).T, noise_std

@@ -45,6 +45,7 @@ from skdp.mechanisms._blt import (
     blt_parameters,
     blt_sensitivity_factor,
 )
+from skdp.mechanisms._random import gaussian_noise
 
 __all__ = [
     "CorrelatedNoise",
@@ -432,7 +433,7 @@ class CorrelatedNoise:
         if self.horizon is not None and t0 + m > self.horizon:
             raise ValueError(f"The noise-shaping matrix has horizon {self.horizon}; "
                              f"{t0 + m} steps were asked for.")
-        z = self.rng.standard_normal((m,) + self.dim)
+        z = gaussian_noise(1.0, (m,) + self.dim, self.rng, name="correlated noise (whitened)")
         self.n_steps_seen = t0 + m
         if self._kind == "identity" or m == 0:
             return z
@@ -510,7 +511,7 @@ def correlated_noise(kind, n: int, dim, rng: np.random.Generator, *,
     """
     dim = (int(dim),) if np.ndim(dim) == 0 else tuple(int(d) for d in dim)
     if isinstance(kind, str) and kind in ("sqrt", "nu"):
-        z = rng.standard_normal((int(n),) + dim)
+        z = gaussian_noise(1.0, (int(n),) + dim, rng, name="correlated noise (whitened)")
         beta = toeplitz_coefficients(n, 0.0 if kind == "sqrt" else nu, inverse=True)
         out = _causal_convolve(beta, z.reshape(int(n), -1))
         return out.reshape(z.shape)
@@ -520,5 +521,5 @@ def correlated_noise(kind, n: int, dim, rng: np.random.Generator, *,
     if C.shape[0] < n:
         raise ValueError(f"The noise-shaping matrix has horizon {C.shape[0]} < n = {n}.")
     C = C[:n, :n]
-    z = rng.standard_normal((int(n),) + dim)
+    z = gaussian_noise(1.0, (int(n),) + dim, rng, name="correlated noise (whitened)")
     return solve_triangular(C, z.reshape(int(n), -1), lower=True).reshape(z.shape)

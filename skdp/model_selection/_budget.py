@@ -202,12 +202,19 @@ def set_accountants(estimator, accountant) -> None:
 
 
 def forget_noise(estimator) -> None:
-    """Drop the generators the search gave a fitted estimator's private steps.
+    """Drop the seeds and noise state the search gave a fitted estimator's private steps.
 
-    A generator's state after a fit is enough to step it back and replay the
-    noise that was added, so it never leaves the search with the estimator.
+    A seed, or a generator's state after a fit, is enough to replay the noise
+    that was added, so neither leaves the search with the estimator: every
+    private step's ``random_state`` becomes None, and a stream's secret state
+    (its generators and past noise, ``_state``) is dropped, so the returned
+    estimator cannot continue a stream with ``partial_fit``.
     """
-    estimator.set_params(**{f"{p}random_state": None for p, _ in private_steps(estimator)})
+    steps = private_steps(estimator)
+    estimator.set_params(**{f"{p}random_state": None for p, _ in steps})
+    for _, step in steps:
+        if getattr(step, "_state", None) is not None:
+            step._state = None
 
 
 class FitAllowance:
@@ -222,17 +229,19 @@ class FitAllowance:
     """
 
     def __init__(self, mu: float) -> None:
-        self.mu, self.spent_sq = mu, 0.0
+        self.mu, self.spent_sq, self.charges = mu, 0.0, 0
 
     def __deepcopy__(self, memo):
         return self
 
-    def charge_mu(self, mu: float, label: str = "") -> None:
+    def charge_mu(self, mu: float, label: str = "") -> int:
         if self.spent_sq + mu * mu > self.mu * self.mu * (1.0 + 1e-9):
             raise BudgetExceededError(
                 f"{label or 'A step'} asked for mu={mu:.6g}, more than the share of the search's "
                 f"budget given to this candidate fit (mu={self.mu:.6g}).")
         self.spent_sq += mu * mu
+        self.charges += 1
+        return self.charges - 1
 
 
 class ProbeDone(Exception):

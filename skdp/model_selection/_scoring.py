@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from skdp.mechanisms._random import gaussian_noise
+
 __all__ = ["SCORINGS", "default_scoring", "noisy_mean_loss", "row_losses", "score_from_loss"]
 
 #: scoring name -> (per-row loss, default bound on it). Every loss is clipped
@@ -87,7 +89,8 @@ def noisy_mean_loss(losses: np.ndarray, loss_bound: float, mu: float,
     -------
     float
     """
-    total = math.fsum(losses.tolist()) + rng.normal(0.0, loss_bound / mu)
+    total = math.fsum(losses.tolist()) + float(gaussian_noise(
+        loss_bound / mu, (), rng, name="validation loss", sensitivity=loss_bound, weight=None))
     return total / len(losses)
 
 

@@ -17,8 +17,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from skdp.accounting import epsilon_from_mu, mu_from_epsilon_delta
-from skdp.base import PrivacySpent
-from skdp.mechanisms import is_secure_mode, make_rng
+from skdp.base import NoGeneratorPickleMixin, PrivacySpent
+from skdp.mechanisms import is_secure_mode, make_rng, spawn_rngs
+from skdp.mechanisms._random import release_part
 from skdp.model_selection._budget import (
     FitAllowance,
     Probe,
@@ -50,18 +51,25 @@ def _rows(a, idx):
     return a.iloc[idx] if hasattr(a, "iloc") else a[idx]
 
 
-def _fit_and_score(estimator, mu, X, y, train, val, scoring, loss_bound, noise_rng, keep):
-    """One candidate on one split: a mu-GDP fit on the training rows and a mu-GDP score."""
+def _fit_and_score(estimator, mu, X, y, train, val, scoring, loss_bound, noise_rng, keep,
+                   label=None):
+    """One candidate on one split: a mu-GDP fit on the training rows and a mu-GDP score.
+
+    ``label`` (candidate, split) names the parts of the rows in the release log
+    (:func:`skdp.mechanisms.record_releases`).
+    """
     allowance = FitAllowance(mu)
     set_accountants(estimator, allowance)
-    estimator.fit(_rows(X, train), _rows(y, train))
+    with release_part((*label, "train") if label else None):
+        estimator.fit(_rows(X, train), _rows(y, train))
     set_accountants(estimator, None)
     forget_noise(estimator)
     if allowance.spent_sq == 0.0:
         raise TypeError(f"{type(estimator).__name__} drew its noise without charging its "
                         "accountant; a private search cannot vouch for it.")
     losses = row_losses(scoring, estimator, _rows(X, val), np.asarray(_rows(y, val)), loss_bound)
-    mean_loss = noisy_mean_loss(losses, loss_bound, mu, noise_rng)
+    with release_part((*label, "validation") if label else None):
+        mean_loss = noisy_mean_loss(losses, loss_bound, mu, noise_rng)
     return mean_loss, (estimator if keep else None)
 
 
@@ -75,7 +83,7 @@ def _estimator_has(attr):
     return check
 
 
-class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
+class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator):
     """The private search; subclasses say which candidates to try (``_candidate_params``)."""
 
     _parameter_constraints: dict = {
@@ -125,8 +133,14 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "search charges one ledger.")
         return next(iter(carried.values()), None)
 
-    def _candidate(self, params: dict, mu: float, state) -> BaseEstimator:
-        """The estimator with ``params``, its private steps set to spend ``mu`` in total."""
+    def _candidate(self, params: dict, mu: float, states=None) -> BaseEstimator:
+        """The estimator with ``params``, its private steps set to spend ``mu`` in total.
+
+        Parameter values are cloned, as scikit-learn's searches do: an
+        estimator given as a grid value is never modified. ``states`` holds
+        one ``random_state`` per private step (None: all None).
+        """
+        params = {k: clone(v, safe=False) for k, v in params.items()}
         est = clone(self.estimator).set_params(**params)  # unknown names raise here
         steps = private_steps(est)
         owned = {f"{prefix}{name}" for prefix, _ in steps for name in _SEARCH_OWNED}
@@ -139,7 +153,10 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             if hasattr(step, "_parameter_constraints"):
                 _validate_constraints(step._parameter_constraints, step.get_params(deep=False),
                                       caller_name=type(step).__name__)
-        return est.set_params(**budget_params(est, mu, [state] * len(steps)))
+        states = [None] * len(steps) if states is None else list(states)
+        if len(states) < len(steps):
+            raise RuntimeError("Internal error: fewer noise sources than private steps.")
+        return est.set_params(**budget_params(est, mu, states[:len(steps)]))
 
     @staticmethod
     def _all_steps(est) -> list:
@@ -148,11 +165,18 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                     for item in _BaseDPSearchCV._all_steps(step)]
         return [est]
 
-    def _states(self, rng, count):
-        """Independent noise sources for the candidate fits (None in secure mode: OS entropy)."""
+    def _states(self, rng, count, params_list):
+        """Independent noise seeds: ``count`` fits, one per private step of each (None in
+        secure mode: OS entropy).
+
+        Seeds are ints, so that a Pipeline that clones its steps (``memory=``)
+        or a worker process that unpickles them keeps one independent stream
+        per step; the search forgets them after each fit.
+        """
+        n_steps = max(len(private_steps(self._candidate(p, 1.0))) for p in params_list)
         if is_secure_mode():
-            return [None] * count
-        return [np.random.default_rng(rng.integers(0, 2**62, size=4)) for _ in range(count)]
+            return [[None] * n_steps for _ in range(count)]
+        return [[int(v) for v in rng.integers(0, 2**32, size=n_steps)] for _ in range(count)]
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -199,10 +223,10 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         mu_candidate, mu_refit = selection_budget(
             mu, m, uses_per_row(split_list, n), self.refit, self.selection_share)
         ledger = self._ledger()
-        candidates = [self._candidate(params, mu_candidate, None) for params in params_list]
+        candidates = [self._candidate(params, mu_candidate) for params in params_list]
         if self.refit:  # the refit's share must be expressible too
             for params in params_list:
-                self._candidate(params, mu_refit, None)
+                self._candidate(params, mu_refit)
         # Dry runs up to the charge: the first candidate on all rows (the data's
         # schema, validation rows included), every one on the smallest training
         # part (its parameters, and checks that depend on the number of rows).
@@ -218,15 +242,20 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                             "private search cannot vouch for it.")
         del candidates, X_probe, y_probe
 
+        entry = None
         if ledger is not None:  # once, for everything, before any noise
-            ledger.charge_mu(mu, label=f"{type(self).__name__}: {m} candidates, {k} split(s)"
-                             + (", refit" if self.refit else ""))
-        states = self._states(rng, m * k)
-        noise = [np.random.default_rng(rng.integers(0, 2**62, size=4)) for _ in range(m * k)]
+            entry = ledger.charge_mu(mu, label=f"{type(self).__name__}: {m} candidates, {k} "
+                                     "split(s)" + (", refit" if self.refit else ""))
+        if isinstance(entry, int) and not isinstance(entry, bool):
+            # Mixed with the ledger entry: two searches charged to one ledger
+            # never share noise (see skdp.mechanisms.make_rng).
+            rng = make_rng(self.random_state, entry=entry)
+        states = self._states(rng, m * k + 1, params_list)
+        noise = spawn_rngs(rng, m * k)
         tasks = [delayed(_fit_and_score)(
                      self._candidate(params, mu_candidate, states[c * k + j]), mu_candidate, X, y,
                      train, val, scoring, loss_bound, noise[c * k + j],
-                     keep=not self.refit and j == 0)
+                     keep=not self.refit and j == 0, label=(c, j))
                  for c, params in enumerate(params_list)
                  for j, (train, val) in enumerate(split_list)]
         results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(tasks)
@@ -247,7 +276,7 @@ class _BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_params_ = params_list[best]
         self.best_score_ = float(mean_scores[best])
         if self.refit:
-            est = self._candidate(params_list[best], mu_refit, self._states(rng, 1)[0])
+            est = self._candidate(params_list[best], mu_refit, states[m * k])
             set_accountants(est, FitAllowance(mu_refit))
             self.best_estimator_ = est.fit(X, y)
             forget_noise(self.best_estimator_)

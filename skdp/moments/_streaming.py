@@ -10,7 +10,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, StreamStateMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, StreamStateMixin, weight_bound
 from skdp.clipping import clip_rows, private_norm_quantile
 from skdp.mechanisms import (
     WORKLOADS,
@@ -18,8 +18,10 @@ from skdp.mechanisms import (
     WorkloadStream,
     blt_parameters,
     blt_sensitivity_factor,
-    make_rng,
+    gaussian_noise,
     noise_shaping_matrix,
+    record_release,
+    spawn_rngs,
     toeplitz_sensitivity_factor,
 )
 from skdp.moments._cs import cs_noise_stds
@@ -329,22 +331,25 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             return (*cs_noise_stds(mu, zeta, float(np.max(norms1)), self.tau, d), None)
         return 2.0 * zeta * float(np.max(norms1)) / mu, None, None
 
-    def _bound(self, X, sample_weight, mu: float, rng) -> tuple[float, float]:
-        """(norm bound, mu left for the release): declared, or a private quantile of the norms."""
+    def _bound(self, X, sample_weight, W: float, mu: float, rng) -> tuple[float, float]:
+        """(norm bound, mu left for the release): declared, or a private quantile of the norms.
+
+        W bounds a row's weight (1 without weights).
+        """
         if self.norm_bound is not None:
             return float(self.norm_bound), mu
         mu_bound = mu * math.sqrt(self.bound_share)
         zeta = private_norm_quantile(X, self.bound_quantile, mu=mu_bound, rng=rng,
-                                     sample_weight=sample_weight, max_weight=self.max_weight)
+                                     sample_weight=sample_weight, max_weight=W)
         return zeta, mu * math.sqrt(1.0 - self.bound_share)
 
-    def _check_bound_rows(self, n: int, mu: float) -> None:
+    def _check_bound_rows(self, n: int, mu: float, W: float) -> None:
         """Raise before charging when a private bound cannot be found on n rows."""
         if self.norm_bound is None:
             from skdp.clipping import effective_quantile, geometric_grid, search_noise_std
 
             std = search_noise_std(geometric_grid().shape[0], 1, mu * math.sqrt(self.bound_share),
-                                   self.max_weight)
+                                   W)
             effective_quantile(self.bound_quantile, n, std)
 
     # -- a table: one release -------------------------------------------------------
@@ -364,7 +369,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             raise ValueError("With sample_weight, a mean ('average' or 'window') divides by the "
                              "private total weight: use the same workload for both moments.")
         mu = self._budget_mu()
-        self._check_bound_rows(n, mu)
+        W = weight_bound(sample_weight, self.max_weight)
+        self._check_bound_rows(n, mu, W)
         if kind1 == kind2:  # every row's pair is (a_i, a_i), largest at a_i = 1
             norms1 = norms2 = np.ones(1)
         else:  # the joint sensitivity maximises over every row's pair
@@ -373,10 +379,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         # Calibrate on a placeholder bound first: an invalid configuration must
         # fail before anything is charged.
         self._noise_stds(mu, d, 1.0, norms1, norms2)
-        spent = self._charge(mu)  # before any noise is drawn
-        rng = make_rng(self.random_state)
-        zeta, mu_release = self._bound(X, sample_weight, mu, rng)
-        W = self.max_weight
+        spent, rng = self._charge(mu)  # before any noise is drawn
+        zeta, mu_release = self._bound(X, sample_weight, W, mu, rng)
         # A mean divides by the total weight of its rows, which is private
         # with sample weights: it is released in the same mechanism, as a
         # constant extra coordinate gamma of every row. Calibrating for rows
@@ -391,11 +395,15 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         w1, w2 = _times(row1, sample_weight), _times(row2, sample_weight)
         first, second, total = sum_rows(
             partial(moment_sums, norm_bound=zeta, diagonal_only=self.diagonal_only), X, w1, w2)
-        first = first + std1 * rng.standard_normal(d)
+        # One joint mechanism, mu_release-GDP by its calibration: its
+        # sensitivity (in units of std1) is recorded with the first block.
+        first = first + gaussian_noise(std1, d, rng, name="moments (joint release)",
+                                       sensitivity=mu_release * std1, weight=W)
         second = second + symmetric_noise(std2, d, rng, diagonal_only=self.diagonal_only)
         if gamma:  # the total weight, with noise std1 / gamma (same mechanism)
-            norm1 = _noisy_total(float(total) + std1 / gamma * rng.standard_normal(),
-                                 std1 / gamma, n * W)
+            norm1 = _noisy_total(
+                float(total) + float(gaussian_noise(std1 / gamma, (), rng, name="total weight")),
+                std1 / gamma, n * W)
             first = first / norm1
             if kind2 == kind1:
                 norm2 = norm1
@@ -454,12 +462,15 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         shape1, nu1, a = self._shaping(kind1, horizon)
         shape2, nu2, b = self._shaping(kind2, horizon)
         mu = self._budget_mu()
-        self._check_bound_rows(n_first, mu)
+        self._check_bound_rows(n_first, mu, 1.0)  # a stream has no weights
         self._noise_stds(mu, d, 1.0, [a], [b])  # fails early on a bad configuration
-        spent = self._charge(mu)  # before any noise is drawn
-        rng_bound, rng1, rng2 = make_rng(self.random_state).spawn(3)
-        zeta, mu_stream = self._bound(X, None, mu, rng_bound)
+        spent, rng = self._charge(mu)  # before any noise is drawn
+        rng_bound, rng1, rng2 = spawn_rngs(rng, 3)
+        zeta, mu_stream = self._bound(X, None, 1.0, mu, rng_bound)
         std1, std2, lam = self._noise_stds(mu_stream, d, zeta, [a], [b])
+        # The whole stream is one (correlated) Gaussian mechanism, mu_stream-GDP
+        # by its calibration; its steps' draws are recorded with sensitivity 0.
+        record_release("moment stream (correlated noise)", mu_stream * std1, std1)
         row2 = (d,) if self.diagonal_only else (d, d)
         return dict(
             d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=0, rows=0,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from skdp.clipping import clip_factors
+from skdp.mechanisms._random import gaussian_noise
 
 __all__ = ["moment_sums", "symmetric_noise"]
 
@@ -89,7 +90,9 @@ def symmetric_noise(std, shape, rng: np.random.Generator, *, diagonal_only: bool
     """
     d = int(shape)
     lead = () if steps is None else (int(steps),)
+    # Second-moment noise is one block of a joint release whose sensitivity
+    # is recorded with its first block (sensitivity 0 here).
     if diagonal_only:
-        return std * rng.standard_normal(lead + (d,))
-    Z = rng.standard_normal(lead + (d, d))
+        return gaussian_noise(1.0, lead + (d,), rng, name="second moment") * std
+    Z = gaussian_noise(1.0, lead + (d, d), rng, name="second moment")
     return std * 0.5 * (Z + np.swapaxes(Z, -1, -2))

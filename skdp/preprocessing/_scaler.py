@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, weight_bound
 from skdp.clipping import (
     effective_quantile,
     geometric_grid,
@@ -19,13 +19,18 @@ from skdp.clipping import (
     quantile_statistics,
     search_noise_std,
 )
-from skdp.mechanisms import make_rng
+from skdp.mechanisms import gaussian_noise
 from skdp.moments import c_d, r_d
 from skdp.moments._streaming import _noisy_total
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
-from skdp.utils._validation import check_bounds, check_sample_weight, validate_private
+from skdp.utils._validation import (
+    check_bounds,
+    check_sample_weight,
+    check_stream_weights,
+    validate_private,
+)
 
 __all__ = ["DPStandardScaler", "check_bounds"]
 
@@ -173,13 +178,13 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         self.accountant = accountant
         self.random_state = random_state
 
-    def _private_bounds(self, X, w, mu: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    def _private_bounds(self, X, w, W: float, mu: float, rng) -> tuple[np.ndarray, np.ndarray]:
         d = X.shape[1]
         grid = geometric_grid(signed=True)
-        std = search_noise_std(grid.shape[0], 2 * d, mu, self.max_weight)
+        std = search_noise_std(grid.shape[0], 2 * d, mu, W)
         q = effective_quantile(self.bound_quantile, X.shape[0], std)
         stats = sum_rows(partial(_both_tails, grid=grid, q=q), X, w)
-        found = private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=self.max_weight)
+        found = private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=W, part=("call", 0))
         lower, upper = found[:d], found[d:]
         collapsed = upper <= lower
         if np.any(collapsed):
@@ -198,8 +203,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                 "bounds for such features.", UserWarning, stacklevel=4)
         return lower, upper
 
-    def _start(self, X, w) -> dict:
-        """Check, charge, find the bounds: the state of the first call."""
+    def _start(self, X, w, W: float) -> dict:
+        """Check, charge, find the bounds: the state of the first call (W: the weight bound)."""
         n, d = X.shape
         mu = self._budget_mu()
         declared = None if self.bounds is None else check_bounds(self.bounds, d)
@@ -207,20 +212,18 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         if declared is None:
             grid_size = geometric_grid(signed=True).shape[0]
             effective_quantile(self.bound_quantile, n,
-                               search_noise_std(grid_size, 2 * d, mu_bound, self.max_weight))
-        spent = self._charge(mu)  # before any noise is drawn
-        rng = make_rng(self.random_state)
-        lower, upper = declared if declared is not None else self._private_bounds(X, w, mu_bound,
-                                                                                   rng)
+                               search_noise_std(grid_size, 2 * d, mu_bound, W))
+        spent, rng = self._charge(mu)  # before any noise is drawn
+        lower, upper = declared if declared is not None else self._private_bounds(
+            X, w, W, mu_bound, rng)
         mu_release = math.sqrt(mu * mu - mu_bound * mu_bound)
-        W = float(self.max_weight)
         lam = _LAM if self.with_std else 0.0
         # Squared sensitivity: every feature's (u, sqrt(lam) u^2) moves by at
         # most r_1(lam) = 4 (squared), the total weight by 1, all times W^2.
         sens = W * math.sqrt(d * r_d(max(lam, 1e-12), 1) + 1.0)
         std1 = sens / mu_release
         return dict(lower=lower, upper=upper, center=(lower + upper) / 2,
-                    half=(upper - lower) / 2, spent=spent, rng=rng,
+                    half=(upper - lower) / 2, spent=spent, rng=rng, W=W, sens=sens,
                     stds=(std1, std1 / math.sqrt(lam) if lam else None, std1),
                     sums=(np.zeros(d), np.zeros(d), 0.0), n=0)
 
@@ -231,9 +234,16 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                                          half=state["half"]), X, w)
         rng, (std1, std2, std_w) = state["rng"], state["stds"]
         d = X.shape[1]
-        s1 = s1 + std1 * rng.standard_normal(d)
-        s2 = s2 + std2 * rng.standard_normal(d) if std2 is not None else s2
-        total = float(total) + std_w * rng.standard_normal()
+        # One joint mechanism on the call's rows (parallel composition over calls):
+        # its sensitivity is recorded with the first block.
+        part = ("call", state.get("calls", 0))
+        s1 = s1 + gaussian_noise(std1, d, rng, name="scaler sums", sensitivity=state["sens"],
+                                 weight=state["W"], part=part)
+        # Without with_std the squares are never released: none is kept.
+        s2 = s2 + gaussian_noise(std2, d, rng, name="scaler sums of squares", part=part) \
+            if std2 is not None else np.zeros(d)
+        total = float(total) + float(gaussian_noise(std_w, (), rng, name="scaler total weight",
+                                                    part=part))
         a, b, c = state["sums"]
         state["sums"] = (a + s1, b + s2, c + total)
         state["n"] += X.shape[0]
@@ -243,7 +253,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """Means and variances from the noisy sums (post-processing only)."""
         s1, s2, total = state["sums"]
         total = _noisy_total(total, state["stds"][2] * math.sqrt(state["calls"]),
-                             state["n"] * self.max_weight)
+                             state["n"] * state["W"])
         mean_u = np.clip(s1 / total, -1.0, 1.0)
         half, center = state["half"], state["center"]
         self.mean_ = center + half * mean_u
@@ -290,7 +300,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         X = validate_private(self, X, dtype=np.float64)
         w = check_sample_weight(sample_weight, X.shape[0], self.max_weight)
         self.__dict__.pop("_state", None)
-        state = self._start(X, w)
+        state = self._start(X, w, weight_bound(sample_weight, self.max_weight))
         self._release(state, X, w)
         self._publish(state)
         self._state = state
@@ -317,16 +327,19 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         self : DPStandardScaler
         """
         if is_dask(X):  # one release per partition, one partition in memory at a time
-            return partial_fit_over_partitions(self.partial_fit, X, sample_weight)
+            return partial_fit_over_partitions(self.partial_fit, X,
+                                               sample_weight=sample_weight)
         state = getattr(self, "_state", False)
         if state is None:
-            raise RuntimeError("This scaler was pickled or copied: its noise generator is not "
-                               "kept, so it cannot be updated. Call fit to start again.")
+            raise RuntimeError("This scaler was pickled, copied or returned by a private search: "
+                               "its noise generator is not kept, so it cannot be updated. Call "
+                               "fit to start again.")
         first = state is False
         X = validate_private(self, X, reset=first, dtype=np.float64)
-        w = check_sample_weight(sample_weight, X.shape[0], self.max_weight)
+        W = weight_bound(sample_weight, self.max_weight) if first else state["W"]
+        w = check_stream_weights(sample_weight, X.shape[0], self.max_weight, W)
         if first:
-            state = self._start(X, w)
+            state = self._start(X, w, W)
         self._release(state, X, w)
         self._publish(state)
         self._state = state

@@ -263,24 +263,79 @@ def iter_blocks(X, *others) -> Iterator[tuple]:
     """
     import dask
 
-    X = _as_array(X, "X")
-    if X.numblocks[1] != 1:
-        X = X.rechunk({1: -1})
-    aligned = [None if o is None else _align(o, X, "y") for o in others]
+    X, aligned = _aligned(X, others)
     for i in range(X.numblocks[0]):
         parts = [X.blocks[i]] + [None if o is None else o.blocks[i] for o in aligned]
         yield dask.compute(*parts)
 
 
-def partial_fit_over_partitions(partial_fit: Callable, X, *others):
+def _aligned(X, others):
+    X = _as_array(X, "X")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return X, [None if o is None else _align(o, X, "y") for o in others]
+
+
+def _check_partition(index: int, X, y, w, max_weight, classes) -> bool:
+    """Schema checks of one partition (nothing of it leaves the worker but pass or fail)."""
+    _check_block(X, index)
+    if y is not None:
+        y = np.asarray(y)
+        if y.dtype.kind in "fc":
+            _check_block(y, index)
+        elif y.dtype.kind == "O" and any(v is None or v != v for v in y.ravel()):
+            raise ValueError(f"Partition {index} of y contains missing labels.")
+        if classes is not None and not np.all(np.isin(y, classes)):
+            raise ValueError(f"Partition {index} of y holds labels outside classes.")
+    if w is not None:
+        from skdp.utils._validation import _weight_block
+
+        _weight_block(w, max_weight, index)
+    return True
+
+
+def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=None,
+                                classes=None):
     """Call ``partial_fit`` once per partition of a Dask X (with the aligned partitions of y).
 
     The driver holds one partition at a time; each call is what the
     estimator's ``partial_fit`` makes of a block of new rows (one step of a
     moment stream, the next steps of a one-pass regressor). The first call
     charges the budget; a row sits in one partition, so it is seen once.
+
+    Every partition is checked first (finite numbers, labels present, weights
+    in ``[0, max_weight]``), in one pass before the first call: a bad value in
+    a late partition must not fail the stream after earlier partitions were
+    released, since the natural retry would release them again without a
+    new charge.
+
+    Parameters
+    ----------
+    partial_fit : callable
+        A bound ``partial_fit(X, [y,] [sample_weight=...])``.
+    X : Dask array or DataFrame
+    y, sample_weight : Dask or numpy arrays, optional
+    classes : array-like, optional
+        A classifier's declared labels: passed to the first call, and every
+        partition's labels are checked against them.
+
+    Returns
+    -------
+    estimator
     """
+    import dask
+
     estimator = getattr(partial_fit, "__self__", None)
-    for blocks in iter_blocks(X, *others):
-        partial_fit(*blocks)
+    max_weight = float(getattr(estimator, "max_weight", 1.0))
+    Xa, (ya, wa) = _aligned(X, (y, sample_weight))
+    dask.compute(*[dask.delayed(_check_partition)(
+        i, Xa.blocks[i], None if ya is None else ya.blocks[i],
+        None if wa is None else wa.blocks[i], max_weight,
+        None if classes is None else np.asarray(classes)) for i in range(Xa.numblocks[0])])
+    for Xb, yb, wb in iter_blocks(Xa, ya, wa):
+        args = (Xb,) if y is None else (Xb, yb)
+        kwargs = {} if sample_weight is None else {"sample_weight": wb}
+        if classes is not None:
+            kwargs["classes"], classes = classes, None
+        partial_fit(*args, **kwargs)
     return estimator

@@ -25,7 +25,8 @@ from sklearn.utils.validation import validate_data
 
 from skdp.utils._dask import is_dask, validate_dask
 
-__all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "validate_private"]
+__all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "check_stream_weights",
+           "validate_private"]
 
 #: Largest magnitude skdp computes with; larger finite inputs are capped to it.
 MAX_ABS = 1e50
@@ -148,6 +149,46 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
     if np.any(w > max_weight):
         raise ValueError(f"sample_weight exceeds max_weight={max_weight:g}; declare a larger "
                          "max_weight (it scales the noise) or cap the weights.")
+    return w
+
+
+def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound: float):
+    """Weights of one call of a stream whose noise was calibrated for weights up to ``bound``.
+
+    The first call fixes ``bound`` (:func:`skdp.base.weight_bound`):
+    ``max_weight`` if it has sample weights, 1 if not. Later calls must stay
+    within it: rows without weights weigh 1.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+    n_samples : int
+    max_weight : float
+    bound : float
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or None
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_sample_weight`, and for rows that would weigh more
+        than the stream's noise allows.
+    """
+    if sample_weight is None:
+        if bound < 1.0:
+            raise ValueError(
+                f"This stream's noise is calibrated for rows of weight at most {bound:g} "
+                "(max_weight, with sample weights); rows without sample_weight weigh 1. Pass "
+                "sample_weight in every call.")
+        return None
+    w = check_sample_weight(sample_weight, n_samples, max_weight)
+    if w is not None and not is_dask(w) and np.any(w > bound):
+        raise ValueError(
+            "This stream started without sample_weight, so its noise is calibrated for rows of "
+            f"weight at most {bound:g}; pass sample_weight from the first call on to use "
+            f"weights up to max_weight={float(max_weight):g}.")
     return w
 
 

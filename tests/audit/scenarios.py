@@ -27,7 +27,9 @@ from skdp.linear_model import (
     DPSGDClassifier,
     DPSGDRegressor,
 )
+from skdp.model_selection import DPGridSearchCV
 from skdp.moments import StreamingMomentEstimator
+from skdp.preprocessing import DPStandardScaler
 
 EPSILON, DELTA = 8.0, 1e-5
 MU = mu_from_epsilon_delta(EPSILON, DELTA)
@@ -159,6 +161,29 @@ def _density(neighbour: bool, seed: int) -> float:
     return float(dens.fit(X).location_[0])
 
 
+def _scaler(neighbour: bool, seed: int) -> float:
+    # One feature in [0, 1], the replaced row at 0 or 1. max_weight=0.5
+    # without weights: the rows still weigh 1 (issue 22: the noise used to be
+    # scaled by 0.5, a mu twice the claim).
+    X = np.full((20, 1), 0.5)
+    X[0, 0] = 0.0 if neighbour else 1.0
+    scaler = DPStandardScaler(epsilon=EPSILON, delta=DELTA, bounds=(0.0, 1.0), max_weight=0.5,
+                              random_state=seed)
+    return float(scaler.fit(X).mean_[0])
+
+
+def _search(neighbour: bool, seed: int) -> float:
+    # A private search whose refit's steps carry the replaced label (as in
+    # _dpgd); the output is the refitted coefficient. The audit sees the
+    # refit's share of the budget (and whatever the choice leaks).
+    X, y = _one_hot_rows(10, -100.0 if neighbour else 100.0)
+    reg = DPLinearRegressionGD(clip_norm=1.0, fit_intercept=False, n_iter=20, burn_in=0,
+                               n_batches=2, population_share=0.0, gram_share=0.0, clip_share=0.0)
+    search = DPGridSearchCV(reg, {"learning_rate": [0.5, 1.0]}, epsilon=EPSILON, delta=DELTA,
+                            cv=0.5, selection_share=0.1, random_state=seed)
+    return float(search.fit(X, y).best_estimator_.coef_[0])
+
+
 SCENARIOS = [
     Scenario("DPLinearRegressionGD", _dpgd),
     Scenario("DPLinearRegressionGD(all releases)", _dpgd_full),
@@ -166,11 +191,14 @@ SCENARIOS = [
     Scenario("AdaSSPRegressor", _adassp),
     Scenario("DPSGDRegressor", _dpsgd("independent", 1, 10)),
     Scenario("DPSGDRegressor(noise='nu', epochs=2)", _dpsgd("nu", 2, 5)),
+    Scenario("DPSGDRegressor(noise='nu', epochs=4)", _dpsgd("nu", 4, 2)),
     Scenario("DPSGDClassifier", _dpsgd_classifier),
     Scenario("StreamingMomentEstimator(jme)", _moments("jme", "identity")),
     Scenario("StreamingMomentEstimator(jme, both moments)", _jme_joint),
     Scenario("StreamingMomentEstimator(pp, sqrt)", _moments("pp", "sqrt")),
     Scenario("PrivateGaussianDensity", _density),
+    Scenario("DPStandardScaler(max_weight=0.5)", _scaler),
+    Scenario("DPGridSearchCV", _search),
 ]
 
 

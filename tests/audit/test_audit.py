@@ -17,6 +17,7 @@ from scipy import stats
 
 import skdp.linear_model._dpgd as dpgd_module
 import skdp.moments._streaming as streaming_module
+import skdp.preprocessing._scaler as scaler_module
 from skdp.mechanisms import gaussian_noise
 from skdp.utils._audit import audit, clopper_pearson_upper, lower_bounds
 
@@ -41,11 +42,20 @@ def _scenario(name):
 
 
 def test_audit_catches_dpgd_with_half_the_noise(monkeypatch):
-    def half_noise(std, size, rng):
-        return gaussian_noise(np.asarray(std) / 2.0, size, rng)
+    def half_noise(std, size, rng, **record):
+        return gaussian_noise(np.asarray(std) / 2.0, size, rng, **record)
 
     monkeypatch.setattr(dpgd_module, "gaussian_noise", half_noise)
     scenario = _scenario("DPLinearRegressionGD")
+    result = _run_audit(scenario)
+    assert result.mu_lb > scenario.mu, result
+
+
+def test_audit_catches_the_scaler_noise_scaled_by_max_weight_without_weights(monkeypatch):
+    # Issue 22, item 1, as it was: the noise scaled by max_weight = 0.5 while
+    # unweighted rows weigh 1 (true mu twice the claim).
+    monkeypatch.setattr(scaler_module, "weight_bound", lambda w, max_weight: float(max_weight))
+    scenario = _scenario("DPStandardScaler(max_weight=0.5)")
     result = _run_audit(scenario)
     assert result.mu_lb > scenario.mu, result
 
