@@ -181,3 +181,16 @@ def test_dask_partial_fit_passes_the_weights_of_each_partition(client):
         mem.partial_fit(X[i:i + 2_000], sample_weight=w[i:i + 2_000])
     np.testing.assert_allclose(dask_fit.mean_, mem.mean_, rtol=1e-9)
     np.testing.assert_allclose(dask_fit.scale_, mem.scale_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", list(RELEASES))
+def test_releases_recompose_to_the_claim_on_a_cluster(client, name):
+    # The release log (skdp.mechanisms.record_releases) sees the driver's
+    # draws: on a cluster as in memory, they recompose to privacy_spent_.
+    from skdp.mechanisms import composed_mu, record_releases
+
+    X = _table(20_000)
+    make, _ = RELEASES[name]
+    with record_releases() as log:
+        est = make().fit(da.from_array(X, chunks=(5_000, 4)))
+    assert composed_mu(log) == pytest.approx(est.privacy_spent_.mu, rel=1e-9)

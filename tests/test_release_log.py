@@ -42,7 +42,7 @@ from skdp.linear_model import (
     DPSGDRegressor,
 )
 from skdp.mechanisms import composed_mu, make_rng, record_releases
-from skdp.model_selection import DPGridSearchCV
+from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from skdp.moments import StreamingMomentEstimator
 from skdp.preprocessing import DPStandardScaler
 
@@ -310,6 +310,31 @@ def test_search_with_threads_draws_independent_noise():
     streams = [r.stream for r in log if r.stream is not None]
     assert len(streams) == len(set(streams))
     assert _search_mu(log, 3) == pytest.approx(search.privacy_spent_.mu, rel=1e-9)
+
+
+def test_randomized_search_with_kfold_composes_exactly():
+    # k-fold: each row is validated once and trained on k - 1 times per
+    # candidate; the worst row's sum is the same for every row here.
+    X, y = _data()
+    with record_releases() as log, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = DPRandomizedSearchCV(DPLinearRegressionGD(n_iter=40),
+                                      {"clip_norm": [None, 5.0, 9.0]}, n_iter=2, cv=3,
+                                      epsilon=10.0, delta=1e-5, random_state=0).fit(X, y)
+    streams = [r.stream for r in log if r.stream is not None]
+    assert len(streams) == len(set(streams))
+    whole, by_split = 0.0, {}
+    for r in log:
+        part = r.part[0] if isinstance(r.part, tuple) and isinstance(r.part[0], tuple) \
+            else r.part
+        if part is None or not (isinstance(part, tuple) and len(part) == 3):
+            whole += r.mu ** 2
+        else:
+            by_split[part[1:]] = by_split.get(part[1:], 0.0) + r.mu ** 2
+    # A row validated in split f is trained on in every other split.
+    worst = max(by_split[(f, "validation")] + sum(by_split[(j, "train")] for j in range(3)
+                                                  if j != f) for f in range(3))
+    assert np.sqrt(whole + worst) == pytest.approx(search.privacy_spent_.mu, rel=1e-9)
 
 
 def test_search_does_not_modify_estimators_given_as_grid_values():
