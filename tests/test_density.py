@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -267,3 +268,22 @@ def test_sample_weight_and_the_ledger():
     np.testing.assert_array_equal(a.covariance_, b.covariance_)
     PrivateGaussianDensity(accountant=acc, norm_bound=1.0, random_state=0).fit(X)
     assert [c.label for c in acc.ledger] == ["PrivateGaussianDensity"]
+
+
+def test_pp_debias_matters_unless_the_noise_pins_the_covariance_at_its_cap():
+    # Issue 24: with PP at epsilon 1 on 2,000 rows the noisy second moment is
+    # so large that every covariance is projected onto the trace cap, and
+    # debias=True / False agree to rounding. That is now announced; where the
+    # covariance is not pinned (epsilon 100) debias changes it.
+    X = np.random.default_rng(0).normal(size=(2000, 3)) * 0.3
+    common = dict(method="pp", release="per_row", norm_bound=2.0, random_state=0)
+    with pytest.warns(UserWarning, match="largest trace"):
+        PrivateGaussianDensity(**common).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        on = PrivateGaussianDensity(epsilon=100.0, debias=True, **common).fit(X)
+        off = PrivateGaussianDensity(epsilon=100.0, debias=False, **common).fit(X)
+    # Without debiasing, x_hat x_hat^T keeps the rows' noise variance v on its
+    # diagonal (v = 0.16 here per row, against a true variance of 0.09).
+    assert np.trace(off.covariance_) > np.trace(on.covariance_) + 1.0
+    assert np.trace(on.covariance_) == pytest.approx(3 * 0.09, abs=0.1)

@@ -1,6 +1,7 @@
 """Private model selection: the budget is exact, the choice is good, nothing is charged in vain."""
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -358,3 +359,18 @@ def test_init_stores_parameters_and_unfitted_search_has_no_attributes():
 def test_sklearn_compatible(estimator, check):
     # A large budget keeps the noise small enough for sklearn's accuracy checks.
     check(estimator)
+
+
+def test_losing_candidates_warnings_are_collected_not_shown():
+    # Issue 24, item 8: "99% of gradients clipped" from a losing clip_norm=0.01
+    # reached the user without saying which candidate.
+    X, y = _linear(n=5000)
+    search = DPGridSearchCV(DPLinearRegressionGD(n_iter=60), {"clip_norm": [0.01, None]},
+                            epsilon=20.0, delta=1e-5, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    notes = search.cv_results_["warnings"]
+    assert "clipped" in notes[0]
+    assert search.best_params_ == {"clip_norm": None}
+    assert not any("clipped" in str(w.message) for w in caught)

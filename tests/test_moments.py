@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -425,3 +426,23 @@ def test_pickles_drop_the_secret_noise_state():
         assert other.fit(X).n_steps_seen_ == 1  # a new release is fine
     est.partial_fit(X[:2])  # the original continues
     assert est.n_steps_seen_ == 2
+
+
+def test_covariance_is_debiased_and_feasible_and_says_what_is_raw():
+    # Issue 24: S - m m^T from the raw release can be indefinite; covariance()
+    # projects it (post-processing), covariance(feasible=False) is the raw one.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 4)) * [1.0, 0.5, 0.1, 0.01]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = StreamingMomentEstimator(workload="average", norm_bound=4.0,
+                                       random_state=1).fit(X)
+    raw = est.covariance(feasible=False)
+    np.testing.assert_allclose(raw, est.second_moment_ - np.outer(est.first_moment_,
+                                                                  est.first_moment_))
+    assert np.linalg.eigvalsh(raw).min() < 0  # the tiny column's variance is below the noise
+    cov = est.covariance()
+    vals = np.linalg.eigvalsh(cov)
+    assert vals.min() >= -1e-12 and vals.max() <= 16.0 and np.trace(cov) <= 16.0 + 1e-9
+    with pytest.raises(ValueError, match="means"):
+        StreamingMomentEstimator(norm_bound=4.0, random_state=0).fit(X).covariance()

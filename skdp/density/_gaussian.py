@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -333,8 +334,12 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         return moments
 
     def _update(self, moments: StreamingMomentEstimator, t0: int, rows0: int,
-                per_row: bool) -> None:
-        """Derive the densities of the new steps from the moments (post-processing only)."""
+                per_row: bool, table: bool = False) -> None:
+        """Derive the densities of the new steps from the moments (post-processing only).
+
+        ``table``: a fit of a whole table, which warns when its (last) covariance
+        is pinned at the trace cap; a stream's early steps are expected to be.
+        """
         t1 = moments.n_steps_seen_
         if self.store_history:
             means = moments.first_moments_[t0:t1]
@@ -354,6 +359,14 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         covariances = project_covariances(
             private_covariances(means, seconds, mean_var if self.debias else None),
             floor, zeta**2, zeta**2)
+        if table and np.trace(covariances[-1]) >= zeta**2 * (1.0 - 1e-9):
+            # Read from the released covariance only (post-processing).
+            warnings.warn(
+                "The private covariance sits at the largest trace rows inside the norm bound can "
+                f"have (norm_bound_**2 = {zeta**2:.3g}): the noise dominates the second moment at "
+                "this budget and number of rows, so the density is mostly the projection (and "
+                "debias makes no difference). Use method='jme', more rows or a larger epsilon.",
+                UserWarning, stacklevel=3)
         if self.store_history:
             old = t0 > 0 and hasattr(self, "covariances_")
             self.locations_ = np.concatenate([self.locations_, means]) if old else means
@@ -413,7 +426,7 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         for name in ("locations_", "covariances_"):
             self.__dict__.pop(name, None)
         moments = self._moment_estimator().fit(X, sample_weight=sample_weight)
-        self._update(moments, 0, 0, per_row=self.release == "per_row")
+        self._update(moments, 0, 0, per_row=self.release == "per_row", table=True)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)

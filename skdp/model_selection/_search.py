@@ -60,8 +60,13 @@ def _fit_and_score(estimator, mu, X, y, train, val, scoring, loss_bound, noise_r
     """
     allowance = FitAllowance(mu)
     set_accountants(estimator, allowance)
-    with release_part((*label, "train") if label else None):
+    # A candidate's warnings are collected for cv_results_, not shown: only
+    # the estimator the search returns warns.
+    with release_part((*label, "train") if label else None), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         estimator.fit(_rows(X, train), _rows(y, train))
+    messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     set_accountants(estimator, None)
     forget_noise(estimator)
     if allowance.spent_sq == 0.0:
@@ -70,7 +75,7 @@ def _fit_and_score(estimator, mu, X, y, train, val, scoring, loss_bound, noise_r
     losses = row_losses(scoring, estimator, _rows(X, val), np.asarray(_rows(y, val)), loss_bound)
     with release_part((*label, "validation") if label else None):
         mean_loss = noisy_mean_loss(losses, loss_bound, mu, noise_rng)
-    return mean_loss, (estimator if keep else None)
+    return mean_loss, (estimator if keep else None), messages
 
 
 def _estimator_has(attr):
@@ -272,6 +277,11 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         mean_scores = split_scores.mean(axis=1)
         best = int(np.argmax(mean_scores))
         self.cv_results_ = self._results(params_list, split_scores)
+        # Warnings of the candidates' fits (e.g. clipping), one string per
+        # candidate, distinct messages over its splits joined by " | ".
+        notes = [sorted({msg for j in range(k) for msg in results[c * k + j][2]})
+                 for c in range(m)]
+        self.cv_results_["warnings"] = np.array([" | ".join(n) for n in notes], dtype=object)
         self.best_index_ = best
         self.best_params_ = params_list[best]
         self.best_score_ = float(mean_scores[best])
@@ -282,6 +292,9 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
             forget_noise(self.best_estimator_)
         else:
             self.best_estimator_ = results[best * k][1]
+            for message in results[best * k][2]:  # the returned estimator's own warnings
+                warnings.warn(f"The chosen candidate's fit warned: {message}", UserWarning,
+                              stacklevel=2)
         set_accountants(self.best_estimator_, ledger)
         self.scorer_ = scoring
         self.loss_bound_ = loss_bound
@@ -497,6 +510,9 @@ cv_results_ : dict of ndarrays
     ``split<j>_test_score``, ``mean_test_score``, ``std_test_score``,
     ``rank_test_score``. Every score is a noisy release. Fit and score
     times are not reported: timings are a side channel outside the guarantee.
+    ``warnings`` holds, per candidate, the distinct warnings its fits raised
+    (joined by " | "; empty if none): they are collected there, not shown,
+    so that only the returned estimator's fit warns.
 best_index_ : int
     The candidate with the highest noisy mean score.
 best_params_ : dict

@@ -171,6 +171,9 @@ first_moment_ : ndarray of shape (n_features,)
     The current (last) release of Y.
 second_moment_ : ndarray of shape (n_features, n_features) or (n_features,)
     The current release of S, symmetric (its diagonal when ``diagonal_only``).
+    Raw: unbiased, but its noise can make it (and ``S - Y Y^T``) indefinite;
+    :meth:`covariance` gives a debiased covariance that rows inside the
+    bound can have.
 first_moments_, second_moments_ : ndarray
     Every release so far, one row per step; only with ``store_history=True``.
 n_steps_seen_ : int
@@ -412,6 +415,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         count1 = norm1 if means1 else 1.0
         count2 = norm2 if kind2 in ("average", "window") else 1.0
         self._publish(dict(d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=1,
+                           kinds=(kind1, kind2),
                            rows=n, mean_noise_var=(std1 / count1) ** 2,
                            second_noise_std=std2 / count2), [first], [second], stream=None)
 
@@ -475,6 +479,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         return dict(
             d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=0, rows=0,
             horizon=horizon if hard else None, method=self.method, debias=self.debias,
+            per_row=per_row,
             diagonal_only=self.diagonal_only, kinds=(kind1, kind2),
             noise1=CorrelatedNoise(shape1, d, rng1, nu=nu1),
             noise2=None if std2 is None else CorrelatedNoise(shape2, row2, rng2, nu=nu2),
@@ -567,13 +572,75 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         self.privacy_spent_ = state["spent"]
         # Public noise scales of a table release (the density's debiasing and floor).
         self._release_info = {"mean_noise_var": state.get("mean_noise_var"),
-                              "second_noise_std": state.get("second_noise_std")}
+                              "second_noise_std": state.get("second_noise_std"),
+                              "kinds": state["kinds"], "per_row": state.get("per_row", False),
+                              "diagonal_only": state["diagonal_only"]
+                              if "diagonal_only" in state else self.diagonal_only}
         if stream is None:
             self.__dict__.pop("_state", None)  # a table release: no stream to continue
         else:
             self._state = stream
 
     # -- the sklearn API ---------------------------------------------------------------
+
+    def covariance(self, feasible: bool = True) -> np.ndarray:
+        """The covariance ``S - m m^T`` of the current release (post-processing: no budget).
+
+        Parameters
+        ----------
+        feasible : bool, default=True
+            Debias (add back the known noise variance of the mean, whose
+            square ``m m^T`` carries it) and project onto the covariances
+            that rows inside ``norm_bound_`` can have: eigenvalues in
+            ``[0, zeta**2]`` and trace at most ``zeta**2`` (the Euclidean
+            projection that :class:`~skdp.density.PrivateGaussianDensity`
+            uses, without its eigenvalue floor). False: the raw
+            ``second_moment_ - outer(first_moment_, first_moment_)``, which
+            noise can make indefinite.
+
+        Returns
+        -------
+        ndarray of shape (n_features, n_features)
+
+        Raises
+        ------
+        ValueError
+            Unless both moments are means (workloads 'average' or 'window')
+            of full second moments (not ``diagonal_only``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdp.moments import StreamingMomentEstimator
+        >>> X = np.random.default_rng(0).normal(size=(1000, 3)) * 0.5
+        >>> est = StreamingMomentEstimator(workload="average", norm_bound=4.0,
+        ...                                random_state=0).fit(X)
+        >>> bool(np.all(np.linalg.eigvalsh(est.covariance()) >= 0))
+        True
+        """
+        from skdp.density._gaussian import (
+            PrivateGaussianDensity,
+            private_covariances,
+            project_covariances,
+        )
+
+        if not hasattr(self, "first_moment_"):
+            raise AttributeError("This StreamingMomentEstimator is not fitted yet.")
+        info = self._release_info
+        if any(k not in ("average", "window") for k in info["kinds"]) or info["diagonal_only"]:
+            raise ValueError("covariance() needs both moments as means (workload 'average' or "
+                             "'window') and the full second moment (diagonal_only=False).")
+        means, seconds = self.first_moment_[None], self.second_moment_[None]
+        if not feasible:
+            return private_covariances(means, seconds)[0]
+        if getattr(self, "_state", None) is None and info["mean_noise_var"] is None:
+            raise RuntimeError("The noise state of this stream was dropped (a pickle or copy): "
+                               "its debiasing constants are gone; use feasible=False.")
+        t = self.n_steps_seen_
+        mean_var, _ = PrivateGaussianDensity._noise_scales(self, t - 1, t, info["per_row"])
+        zeta2 = self.norm_bound_**2
+        return project_covariances(private_covariances(means, seconds, mean_var), 0.0, zeta2,
+                                   zeta2)[0]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
