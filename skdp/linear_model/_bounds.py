@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from skdp.utils._dask import is_dask
 from skdp.utils._validation import check_bounds
 
 __all__ = ["Scaling", "check_bounds", "make_scaling", "original_scale_map"]
@@ -35,12 +36,26 @@ class Scaling(NamedTuple):
     upper_y: float | None
 
     def transform(self, X, y):
-        """Clip to the bounds (where declared) and map to the fitting scale."""
+        """Clip to the bounds (where declared) and map to the fitting scale.
+
+        In memory the mapped X is one new array, mapped in place: the fit's
+        extra memory is one copy of X, not the three a chain of array
+        expressions would hold at once. A Dask X stays lazy.
+        """
         if self.lower_x is not None:
-            X = (np.clip(X, self.lower_x, self.upper_x) - self.centre_x) / self.scale_x
+            X = _affine(X, self.lower_x, self.upper_x, self.centre_x, self.scale_x)
         if self.lower_y is not None:
-            y = (np.clip(y, self.lower_y, self.upper_y) - self.centre_y) / self.scale_y
+            y = _affine(y, self.lower_y, self.upper_y, self.centre_y, self.scale_y)
         return X, y
+
+
+def _affine(a, lower, upper, centre, scale):
+    if is_dask(a):
+        return (a.clip(lower, upper) - centre) / scale
+    out = np.clip(a, lower, upper)
+    out -= centre
+    out /= scale
+    return out
 
 
 def make_scaling(bounds_x, bounds_y, n_features: int, fit_intercept: bool) -> Scaling:

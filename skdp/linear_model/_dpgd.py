@@ -647,7 +647,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                     X, y, None, fit_intercept=self.fit_intercept, mu=mus["gram_bound"], rng=rng)
             if by is None and self.norm_bound is not None:
                 label_bound = float(self.norm_bound)
-            gram, gram_std = private_gram(X / norm_bound, y / label_bound,
+            gram, gram_std = private_gram(X, y / label_bound, x_scale=1.0 / norm_bound,
                                           fit_intercept=self.fit_intercept,
                                           intercept_value=1.0 / norm_bound,
                                           norm_bound=math.sqrt(2.0), mu=mus["gram"], rng=rng,

@@ -9,6 +9,7 @@ import numpy as np
 
 from skdp.clipping import clip_factors
 from skdp.mechanisms._random import gaussian_noise
+from skdp.utils._dask import is_dask
 from skdp.utils._rows import sum_rows
 
 __all__ = ["gram_sensitivity", "private_gram"]
@@ -37,9 +38,10 @@ def gram_sensitivity(norm_bound: float, max_weight: float = 1.0) -> float:
     return math.sqrt(2.0) * float(max_weight) * float(norm_bound) ** 2
 
 
-def _gram_block(Xb, yb, wb, *, fit_intercept: bool, norm_bound: float, intercept_value=1.0):
-    """``sum_i w_i z_i z_i^T`` over one block, rows ``z_i = (x_i, [c], [y_i])`` clipped."""
-    parts = [Xb]
+def _gram_block(Xb, yb, wb, *, fit_intercept: bool, norm_bound: float, intercept_value=1.0,
+                x_scale=1.0):
+    """``sum_i w_i z_i z_i^T`` over one block, rows ``z_i = (s x_i, [c], [y_i])`` clipped."""
+    parts = [Xb * x_scale if x_scale != 1.0 else Xb]
     if fit_intercept:
         parts.append(np.full((Xb.shape[0], 1), intercept_value))
     if yb is not None:
@@ -54,7 +56,8 @@ def _gram_block(Xb, yb, wb, *, fit_intercept: bool, norm_bound: float, intercept
 
 def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float,
                  rng: np.random.Generator, chunk_size: int = 16384, sample_weight=None,
-                 max_weight: float = 1.0, intercept_value: float = 1.0) -> tuple[np.ndarray, float]:
+                 max_weight: float = 1.0, intercept_value: float = 1.0,
+                 x_scale: float = 1.0) -> tuple[np.ndarray, float]:
     """Private ``Z^T W Z`` for the rows ``z_i = (x_i, [1], [y_i])`` clipped to ``norm_bound``.
 
     Parameters
@@ -79,6 +82,8 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         The declared bound on the weights.
     intercept_value : float, default=1.0
         Value of the constant column (for rows rescaled by a public constant).
+    x_scale : float, default=1.0
+        Public factor applied to X block by block (no scaled copy of X).
 
     Returns
     -------
@@ -98,11 +103,12 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
     >>> G.shape, round(std, 4)
     ((3, 3), 1.4142)
     """
-    X = np.asarray(X, dtype=float)
-    y = None if y is None else np.asarray(y, dtype=float)
+    if not is_dask(X):  # a Dask X is summed where its partitions are
+        X = np.asarray(X, dtype=float)
+        y = None if y is None else np.asarray(y, dtype=float)
     q = X.shape[1] + int(fit_intercept) + int(y is not None)
     block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
-                    intercept_value=float(intercept_value))
+                    intercept_value=float(intercept_value), x_scale=float(x_scale))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))
     noise_std = gram_sensitivity(norm_bound, max_weight) / float(mu)
     upper = np.triu(gaussian_noise(noise_std, (q, q), rng, name="Gram matrix",

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from skdp.utils._dask import dask_sum, is_dask
 
 __all__ = ["sum_rows"]
 
-#: Rows per block when a table in memory is summed block by block.
+#: Most rows per block when a table in memory is summed block by block.
 BLOCK_ROWS = 1 << 16
+#: Bytes of one block of the first array (so a block's temporaries stay a few MB).
+BLOCK_BYTES = 1 << 22
 
 
 def _add(total, part):
@@ -26,7 +30,13 @@ def _add(total, part):
     return total + part
 
 
-def sum_rows(stat: Callable, *arrays, block_rows: int = BLOCK_ROWS):
+def block_rows_for(a) -> int:
+    """Rows per block of ``a``: about ``BLOCK_BYTES`` of it, between 1,024 and ``BLOCK_ROWS``."""
+    width = int(np.prod(a.shape[1:])) if getattr(a, "ndim", 1) > 1 else 1
+    return int(min(BLOCK_ROWS, max(1024, BLOCK_BYTES // (8 * max(width, 1)))))
+
+
+def sum_rows(stat: Callable, *arrays, block_rows: int | None = None):
     """``sum over row blocks B of stat(*[a[B] for a in arrays])``.
 
     Parameters
@@ -37,8 +47,10 @@ def sum_rows(stat: Callable, *arrays, block_rows: int = BLOCK_ROWS):
         statistic: it must be additive over rows.
     *arrays : ndarray or None
         Arrays with the rows on the first axis (X, y, sample weights, ...).
-    block_rows : int, default=65536
-        Rows per block.
+    block_rows : int or None, default=None
+        Rows per block; None takes about 4 MB of the first array
+        (:func:`block_rows_for`), so that a block's temporaries stay small
+        next to the table.
 
     Returns
     -------
@@ -54,10 +66,12 @@ def sum_rows(stat: Callable, *arrays, block_rows: int = BLOCK_ROWS):
     array([[120., 140.],
            [140., 165.]])
     """
+    first = next(a for a in arrays if a is not None)
+    if block_rows is None:
+        block_rows = block_rows_for(first)
     if any(a is not None and is_dask(a) for a in arrays):
         # One task per partition (itself summed block by block), added up where the data are.
         return dask_sum(stat, arrays, block_rows=block_rows)
-    first = next(a for a in arrays if a is not None)
     n = first.shape[0]
     if n <= block_rows:
         return stat(*arrays)
