@@ -1,5 +1,5 @@
 """Private preprocessing: scalers whose statistics are released under the guarantee."""
 
-from skdp.preprocessing._scaler import DPStandardScaler, check_bounds
+from skdp.preprocessing._scaler import DPStandardScaler, check_bounds, gaussian_clipped_variance
 
-__all__ = ["DPStandardScaler", "check_bounds"]
+__all__ = ["DPStandardScaler", "check_bounds", "gaussian_clipped_variance"]

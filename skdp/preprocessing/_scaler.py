@@ -8,6 +8,7 @@ from functools import partial
 from numbers import Real
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -32,7 +33,7 @@ from skdp.utils._validation import (
     validate_private,
 )
 
-__all__ = ["DPStandardScaler", "check_bounds"]
+__all__ = ["DPStandardScaler", "check_bounds", "gaussian_clipped_variance"]
 
 _LAM = 1.0 / c_d(1)  # the largest second-moment weight that is free on an interval: r_1 = 4
 
@@ -42,6 +43,39 @@ def _scaled_sums(X, w, center, half):
     U = np.clip((X - center) / half, -1.0, 1.0)
     w = np.ones(U.shape[0]) if w is None else w
     return w @ U, w @ (U * U), np.asarray(w.sum())
+
+
+def _scaler_grid() -> np.ndarray:
+    """Signed candidate bounds with ratio 2**(1/32) (3%% steps): a feature's spread can be
+    small next to its distance from 0, and a bound one coarse step inside its quantile
+    clips far more than the quantile says. Two more search steps than the 2**(1/8) grid."""
+    return geometric_grid(ratio=2.0 ** (1.0 / 32.0), signed=True)
+
+
+def gaussian_clipped_variance(q: float) -> float:
+    """Variance of a standard normal clipped at its ``1 - q`` and ``q`` quantiles.
+
+    ``(2q - 1) - 2 z phi(z) + 2 z**2 (1 - q)`` with ``z = Phi^{-1}(q)``: the
+    share of a Gaussian feature's variance that survives clipping at those
+    quantiles.
+
+    Parameters
+    ----------
+    q : float
+        In (0.5, 1).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from skdp.preprocessing import gaussian_clipped_variance
+    >>> round(gaussian_clipped_variance(0.995), 4)
+    0.9819
+    """
+    z = float(norm.ppf(q))
+    return (2.0 * q - 1.0) - 2.0 * z * float(norm.pdf(z)) + 2.0 * z * z * (1.0 - q)
 
 
 def _both_tails(X, w, grid, q):
@@ -70,9 +104,13 @@ bounds : tuple (lower, upper) or None, default=None
     a signed geometric grid (:func:`~skdp.clipping.private_quantiles`).
 bound_quantile : float, default=0.995
     Upper quantile of the private bounds (the lower one is ``1 - bound_quantile``),
-    in (0.5, 1). Clipping a Gaussian feature there biases its standard
-    deviation by about 1%%. On small tables the quantiles move inwards to
-    keep three noise standard deviations of rows outside them.
+    in (0.5, 1). On small tables the quantiles move inwards to keep three
+    noise standard deviations of rows outside them, with a warning (the
+    quantiles used are in ``bound_quantile_``). The variance of the clipped
+    values is then divided by the share of a Gaussian's variance that
+    survives clipping at those quantiles
+    (:func:`gaussian_clipped_variance`): right for near-Gaussian features,
+    too small for heavy-tailed ones (see Notes).
 bound_share : float, default=0.1
     Share of the budget's ``mu**2`` spent on the private bounds when
     ``bounds`` is None.
@@ -96,6 +134,9 @@ scale_ : ndarray of shape (n_features,) or None
     scikit-learn.
 bounds_ : tuple of ndarray
     The (lower, upper) bounds used, declared or private.
+bound_quantile_ : float or None
+    The upper quantile the private bounds were searched at (None with
+    declared bounds).
 n_samples_seen_ : int
 noise_stds_ : tuple of float
     Std of the noise on the sums of the scaled values ``u`` in [-1, 1], of
@@ -127,8 +168,15 @@ composition only if every row arrives once.
 **When it fails.** Values beyond the bounds are clipped, which biases both
 the mean and the variance; bounds far wider than the data inflate the
 noise (the noise on a mean is about ``2 h sqrt(4 d + 1) / (n mu)``). With
-few rows the private bounds are coarse. The fitted means and variances are
-those of the clipped data.
+private bounds the variances are corrected for Gaussian tails beyond them.
+Measured at epsilon 1, d = 3, 20 seeds (``python
+benchmarks/scaler_small_n.py``): Gaussian features have median scale errors
+within 1%% at 10,000 rows and 0.3%% at 100,000; at 1,000 rows the private
+bounds are the 33%%/67%% quantiles, the scales are off by 20-50%% and the fit
+warns. Heavy-tailed features (t with 3 degrees of freedom, log-normal) keep
+scales 20-27%% too small at 10,000 rows (with the warning) and 11%% too small at
+100,000 (without: the bounds are then the 0.5%%/99.5%% quantiles, and the
+variance beyond them is not estimated). Declare bounds for such features.
 
 References
 ----------
@@ -180,9 +228,18 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
 
     def _private_bounds(self, X, w, W: float, mu: float, rng) -> tuple[np.ndarray, np.ndarray]:
         d = X.shape[1]
-        grid = geometric_grid(signed=True)
+        grid = _scaler_grid()
         std = search_noise_std(grid.shape[0], 2 * d, mu, W)
         q = effective_quantile(self.bound_quantile, X.shape[0], std)
+        self._searched_quantile = q
+        if q < self.bound_quantile:
+            warnings.warn(
+                f"On {X.shape[0]} rows at this budget the private bounds are the "
+                f"{1 - q:.3g} and {q:.3g} quantiles of every feature, not {1 - self.bound_quantile:.3g}"
+                f" and {self.bound_quantile:.3g} (the counts' noise needs that margin). The "
+                "variances of the clipped values are scaled up as for Gaussian tails beyond the "
+                "bounds: right for near-Gaussian features, still too small for heavy-tailed ones. "
+                "Declare bounds, or give more rows or budget.", UserWarning, stacklevel=4)
         stats = sum_rows(partial(_both_tails, grid=grid, q=q), X, w)
         found = private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=W, part=("call", 0))
         lower, upper = found[:d], found[d:]
@@ -210,10 +267,11 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         declared = None if self.bounds is None else check_bounds(self.bounds, d)
         mu_bound = mu * math.sqrt(self.bound_share) if declared is None else 0.0
         if declared is None:
-            grid_size = geometric_grid(signed=True).shape[0]
+            grid_size = _scaler_grid().shape[0]
             effective_quantile(self.bound_quantile, n,
                                search_noise_std(grid_size, 2 * d, mu_bound, W))
         spent, rng = self._charge(mu)  # before any noise is drawn
+        self._searched_quantile = None
         lower, upper = declared if declared is not None else self._private_bounds(
             X, w, W, mu_bound, rng)
         mu_release = math.sqrt(mu * mu - mu_bound * mu_bound)
@@ -224,6 +282,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         std1 = sens / mu_release
         return dict(lower=lower, upper=upper, center=(lower + upper) / 2,
                     half=(upper - lower) / 2, spent=spent, rng=rng, W=W, sens=sens,
+                    quantile=self._searched_quantile,
                     stds=(std1, std1 / math.sqrt(lam) if lam else None, std1),
                     sums=(np.zeros(d), np.zeros(d), 0.0), n=0)
 
@@ -264,12 +323,17 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             var_u = s2 / total - mean_u**2 + (std1 / total) ** 2
             var_u = np.clip(var_u, 0.0, 1.0 - mean_u**2)
             self.var_ = half**2 * var_u
+            if state["quantile"] is not None:
+                # Values beyond private quantile bounds were clipped: undo the
+                # shrinkage a Gaussian feature suffers there (a public factor).
+                self.var_ = self.var_ / gaussian_clipped_variance(state["quantile"])
             scale = np.sqrt(self.var_)
             # As scikit-learn: a (privately) zero variance scales by 1.
             self.scale_ = np.where(scale < 1e-7 * half, 1.0, scale)
         else:
             self.var_ = self.scale_ = None
         self.bounds_ = (state["lower"].copy(), state["upper"].copy())
+        self.bound_quantile_ = state["quantile"]
         self.n_samples_seen_ = state["n"]
         self.noise_stds_ = state["stds"]
         self.privacy_spent_ = state["spent"]
