@@ -511,3 +511,35 @@ def test_a_declared_burn_in_never_fails_after_the_charge():
     reg = DPLinearRegressionGD(epsilon=0.3, learning_rate=0.5, burn_in=80, norm_bound=4.0,
                                clip_norm=3.0, accountant=acc, random_state=0).fit(X, y)
     assert reg.n_iter_ >= 80 + 2 * reg.n_batches and len(acc.ledger) == 1
+
+
+@pytest.mark.parametrize("extra", ["duplicate", "constant"])
+def test_collinear_columns_are_named_and_their_intervals_are_wide(extra):
+    # Issue 23, item 4: a duplicated column, or a constant beside the
+    # intercept, got t and p values and no warning at epsilon 10.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(5000, 3)), columns=["a", "b", "c"])
+    y = X["a"] + 0.5 * X["b"] + rng.normal(size=5000)
+    pair = ["a", "a_copy"] if extra == "duplicate" else ["const", "intercept"]
+    X[pair[0] if extra == "constant" else "a_copy"] = X["a"] if extra == "duplicate" else 3.0
+    with pytest.warns(UserWarning, match="cannot resolve") as record:
+        reg = DPLinearRegressionGD(epsilon=10.0, random_state=0).fit(X, y)
+    message = next(str(w.message) for w in record if "cannot resolve" in str(w.message))
+    assert all(f"'{name}'" in message for name in pair) and "'b'" not in message
+    table = reg.summary()
+    width = table.iloc[:, -1] - table.iloc[:, -2]  # the interval's upper and lower ends
+    # The pair is not identified: its intervals are wider than twice the
+    # largest true coefficient (1), while b's is about 0.05-0.3 wide.
+    assert width[pair].min() > 2.0 > 5 * width["b"]
+
+
+def test_well_conditioned_columns_raise_no_collinearity_warning():
+    import warnings
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5000, 4))
+    y = X @ np.array([1.0, 0.5, 0.0, -0.3]) + rng.normal(size=5000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLinearRegressionGD(epsilon=1.0, random_state=0).fit(X, y)
+    assert not any("cannot resolve" in str(w.message) for w in caught)
