@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import skdp
@@ -11,6 +12,8 @@ import skdp
 __all__ = ["main"]
 
 EXIT_USAGE = 2  # user mistakes: bad file, column, data or parameters
+# Separators a one-column header may hide, as a shell would take them after --sep.
+_SEPARATORS = {";": "';'", "\t": "$'\\t' (a tab)", "|": "'|'", ",": "','"}
 
 
 class UserError(Exception):
@@ -47,6 +50,7 @@ def _read_csv(path: str, sep: str):
 
 
 def _read_table(path: str, target: str, features: str | None, sep: str = ","):
+    import numpy as np
     import pandas as pd
 
     frame, name = _read_csv(path, sep)
@@ -61,8 +65,15 @@ def _read_table(path: str, target: str, features: str | None, sep: str = ","):
         columns = [c for c in frame.columns if c != target]
     missing = [c for c in [target, *columns] if c not in frame.columns]
     if missing:
+        hint = ""
+        if len(frame.columns) == 1:  # the header read as one column: another separator?
+            header = str(frame.columns[0])
+            guess = next((shown for char, shown in _SEPARATORS.items()
+                          if char != sep and char in header), None)
+            if guess:
+                hint = f"; the header was read as one column: try --sep {guess}"
         raise UserError(f"column(s) not in {name}: {', '.join(map(str, missing))} "
-                        f"(it has: {', '.join(map(str, frame.columns))})")
+                        f"(it has: {', '.join(map(str, frame.columns))}){hint}")
     if not columns:
         raise UserError(f"{name} has no feature columns besides the target {target!r}")
     if len(frame) == 0:
@@ -72,14 +83,26 @@ def _read_table(path: str, target: str, features: str | None, sep: str = ","):
         raise UserError(f"non-numeric column(s): {', '.join(map(str, bad))}; skdp regress "
                         "needs numbers (encode categories first, or leave them out with "
                         "--features)")
-    if frame[[*columns, target]].isna().to_numpy().any():
-        raise UserError("the data has missing values; drop or impute them first (with rules "
-                        "that do not look at the private values)")
-    return frame[columns], frame[target]
+    used = frame[[*columns, target]]
+    nan = [str(c) for c in used.columns if used[c].isna().any()]
+    if nan:
+        raise UserError(f"the data has missing values in column(s): {', '.join(nan)}; drop or "
+                        "impute them first (with rules that do not look at the private values)")
+    inf = [str(c) for c in used.columns if np.isinf(used[c].to_numpy(dtype=float)).any()]
+    if inf:
+        raise UserError(f"column(s) contain infinity: {', '.join(inf)}; the private data must "
+                        "be finite (cap or drop such values with rules that do not look at the "
+                        "data)")
+    return frame[columns], frame[target], list(frame.columns), name
 
 
-def _read_bounds(path: str, columns: list, target: str, sep: str):
-    """bounds.csv: columns ``column,lower,upper``, one row per used column (target included)."""
+def _read_bounds(path: str, columns: list, target: str, sep: str, data_columns: list,
+                 data_name: str):
+    """bounds.csv: columns ``column,lower,upper``, one row per used column (target included).
+
+    Rows for other columns of the data are allowed (a data dictionary may
+    list them all); rows for columns the data does not have are an error.
+    """
     import pandas as pd
 
     frame, name = _read_csv(path, sep)
@@ -95,9 +118,18 @@ def _read_bounds(path: str, columns: list, target: str, sep: str):
         if not pd.api.types.is_numeric_dtype(frame[c]) or frame[c].isna().any():
             raise UserError(f"{name}: every {c} bound must be a number")
     table = frame.set_index("column")
+    unknown = [c for c in table.index if c not in set(map(str, data_columns))]
+    if unknown:
+        raise UserError(f"{name} has bounds for column(s) not in {data_name}: "
+                        f"{', '.join(unknown)} (it has: {', '.join(map(str, data_columns))})")
     missing = [c for c in [*map(str, columns), str(target)] if c not in table.index]
     if missing:
         raise UserError(f"{name} has no bounds for: {', '.join(missing)}")
+    used = table.loc[[*map(str, columns), str(target)]]
+    inverted = [str(c) for c, row in used.iterrows() if not row["lower"] < row["upper"]]
+    if inverted:
+        raise UserError(f"{name}: the lower bound must be below the upper bound for column(s): "
+                        f"{', '.join(inverted)}")
     lower = table.loc[[str(c) for c in columns], "lower"].to_numpy(float)
     upper = table.loc[[str(c) for c in columns], "upper"].to_numpy(float)
     return (lower, upper), (float(table.loc[str(target), "lower"]),
@@ -111,14 +143,16 @@ def _regress(args: argparse.Namespace) -> int:
 
     from skdp.linear_model import DPLinearRegressionGD
 
-    X, y = _read_table(args.file, args.target, args.features, args.sep)
+    X, y, data_columns, data_name = _read_table(args.file, args.target, args.features,
+                                                args.sep)
     if not 0.0 < args.alpha < 1.0:
         raise UserError(f"--alpha must be in (0, 1), got {args.alpha}")
     bounds_x = bounds_y = None
     if args.bounds is not None:
         if args.bounds == "-" and args.file == "-":
             raise UserError("the data and the bounds cannot both come from standard input")
-        bounds_x, bounds_y = _read_bounds(args.bounds, list(X.columns), args.target, args.sep)
+        bounds_x, bounds_y = _read_bounds(args.bounds, list(X.columns), args.target, args.sep,
+                                          data_columns, data_name)
     reg = DPLinearRegressionGD(epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm,
                                ci_method=args.ci_method, bounds_X=bounds_x, bounds_y=bounds_y,
                                n_iter=args.n_iter, learning_rate=args.learning_rate,
@@ -135,7 +169,7 @@ def _regress(args: argparse.Namespace) -> int:
                                       "--" + param.replace("_", "-"))
         raise UserError(message) from None
     except (ValueError, FloatingPointError) as exc:
-        raise UserError(str(exc).splitlines()[0]) from None
+        raise UserError(_cli_words(str(exc).splitlines()[0])) from None
     target = "population" if args.population else "empirical"
     table = reg.summary(alpha=args.alpha, target=target)
     spent = reg.privacy_spent_
@@ -177,6 +211,17 @@ def _regress(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cli_words(message: str) -> str:
+    """The estimator's advice in the command's terms (its parameters are flags here)."""
+    for api, flag in (("declare bounds_X and bounds_y (or norm_bound) and clip_norm",
+                       "declare --bounds (every used column and the target) and --clip-norm"),
+                      ("declare bounds_X/bounds_y", "declare --bounds"),
+                      ("bounds_X and bounds_y", "--bounds"), ("clip_norm", "--clip-norm"),
+                      ("n_iter", "--n-iter"), ("burn_in", "more steps (--n-iter)")):
+        message = message.replace(api, flag)
+    return message
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="skdp",
@@ -187,8 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo",
         help="run every private estimator on data bundled with the install and print a report",
-        description="Run every skdp estimator on the diabetes data that ships with "
-                    "scikit-learn (and a synthetic stream) and print a report. Offline.",
+        description="Run every skdp estimator on synthetic tables and streams and on the "
+                    "diabetes data that ships with scikit-learn, and print a report. Offline.",
     )
     demo.add_argument("--random-state", type=int, default=0,
                       help="seed, for a reproducible report (default: 0). A fixed seed is "
@@ -248,6 +293,12 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"skdp {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader closed the pipe (``skdp regress ... | head``): stop quietly.
+        # Python would still try to flush stdout at exit, so point it at devnull.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

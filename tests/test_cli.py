@@ -179,3 +179,88 @@ def test_regress_more_user_mistakes(tmp_path, capsys, content, extra, match):
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert match in err and len(err.splitlines()) == 1, err
+
+
+# -- issue 24: the rough edges of skdp regress ------------------------------------
+
+def _bounds(tmp_path, text):
+    path = tmp_path / "bounds.csv"
+    path.write_text(text)
+    return str(path)
+
+
+def _one_line_error(capsys):
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+GOOD_BOUNDS = "column,lower,upper\nage,-5,5\ndose,-5,5\noutcome,-10,10\n"
+
+
+def test_a_bounds_row_for_a_column_the_data_lacks_is_an_error(csv_file, tmp_path, capsys):
+    bounds = _bounds(tmp_path, GOOD_BOUNDS + "bogus,0,1\n")
+    args = ["regress", str(csv_file), "--target", "outcome", "--features", "age,dose",
+            "--bounds", bounds]
+    assert main(args) == 2
+    err = _one_line_error(capsys)
+    assert "bogus" in err and "bounds.csv" in err and "it has: age, dose, city, outcome" in err
+    # A row for a column of the data that is not used is fine (a data dictionary).
+    assert main(args[:-1] + [_bounds(tmp_path, GOOD_BOUNDS + "city,0,1\n"),
+                             "--random-state", "0"]) == 0
+
+
+def test_inverted_bounds_name_the_column_and_the_file(csv_file, tmp_path, capsys):
+    bounds = _bounds(tmp_path, "column,lower,upper\nage,5,-5\ndose,-5,5\noutcome,-10,10\n")
+    assert main(["regress", str(csv_file), "--target", "outcome", "--features", "age,dose",
+                 "--bounds", bounds]) == 2
+    err = _one_line_error(capsys)
+    assert "bounds.csv" in err and "age" in err and "feature(s) [0]" not in err
+    assert "bounds_X" not in err
+
+
+def test_too_few_rows_advice_speaks_in_flags(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "small.csv"
+    pd.DataFrame({"a": rng.normal(size=60), "y": rng.normal(size=60)}).to_csv(path, index=False)
+    assert main(["regress", str(path), "--target", "y"]) == 2
+    err = _one_line_error(capsys)
+    assert "--bounds" in err and "--clip-norm" in err
+    assert "bounds_X" not in err and "clip_norm" not in err.replace("--clip-norm", "")
+
+
+def test_a_closed_pipe_ends_quietly(csv_file):
+    # As ``skdp regress ... --json | head -c 100`` when head has exited: the
+    # read end of stdout's pipe is closed before the report is written.
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "skdp", "regress", str(csv_file), "--target",
+                               "outcome", "--features", "age,dose", "--random-state", "0",
+                               "--json"], stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    finally:
+        os.close(write)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+    assert proc.returncode == 1
+
+
+def test_a_wrong_separator_suggests_sep(tmp_path, capsys):
+    path = tmp_path / "cps.csv"
+    path.write_text("education;experience;wage\n12;3;9.5\n16;1;11.0\n")
+    assert main(["regress", str(path), "--target", "wage"]) == 2
+    err = _one_line_error(capsys)
+    assert "--sep ';'" in err
+
+
+def test_infinity_names_the_column(tmp_path, capsys):
+    path = tmp_path / "inf.csv"
+    path.write_text("a,b,y\n1,2,3\ninf,3,4\n4,5,6\n")
+    assert main(["regress", str(path), "--target", "y"]) == 2
+    err = _one_line_error(capsys)
+    assert "infinity" in err and ": a;" in err
+    path.write_text("a,b,y\n1,2,3\n2,,4\n4,5,6\n")
+    assert main(["regress", str(path), "--target", "y"]) == 2
+    assert "missing values in column(s): b" in _one_line_error(capsys)
