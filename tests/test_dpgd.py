@@ -533,6 +533,19 @@ def test_collinear_columns_are_named_and_their_intervals_are_wide(extra):
     assert width[pair].min() > 2.0 > 5 * width["b"]
 
 
+def test_a_budget_too_small_for_the_whole_spectrum_is_not_called_collinearity():
+    # x ~ N(0, I_60) on 20,000 rows at epsilon 1: the Gram's noise buries most
+    # directions, but no column is collinear and the gradient steps resolve
+    # them; the warning is for a few weak directions in a resolved spectrum.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20_000, 60))
+    y = X @ np.full(60, 0.1) + rng.normal(size=20_000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLinearRegressionGD(epsilon=1.0, random_state=0).fit(X, y)
+    assert not any("cannot resolve" in str(w.message) for w in caught)
+
+
 def test_well_conditioned_columns_raise_no_collinearity_warning():
     import warnings
 

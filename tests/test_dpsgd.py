@@ -42,7 +42,7 @@ def test_noise_has_the_calibrated_scale(noise):
     n, p, b = 640, 2000, 64
     T = n // b
     est = DPSGDRegressor(epsilon=2.0, noise=noise, nu=0.05, batch_size=b, learning_rate=1.0,
-                         clip_norm=0.7, fit_intercept=False, random_state=0)
+                         clip_norm=0.7, average=0.0, fit_intercept=False, random_state=0)
     est.fit(np.zeros((n, p)), np.ones(n))
     mu = mu_from_epsilon_delta(2.0, 1e-6)
     # 'nu' noise is the BLT approximation of nu-DP-FTRL: its own exact
@@ -64,10 +64,12 @@ def test_noise_has_the_calibrated_scale(noise):
 def test_several_epochs_pay_for_every_participation():
     X, y = _regression(n=1000)
     mu = mu_from_epsilon_delta(1.0, 1e-6)
-    ind = DPSGDRegressor(epochs=4, batch_size=100, noise="independent", random_state=0).fit(X, y)
+    ind = DPSGDRegressor(epochs=4, batch_size=100, noise="independent", clip_norm=1.0,
+                         random_state=0).fit(X, y)
     assert ind.sensitivity_factor_ == pytest.approx(2.0)  # sqrt(4): exact composition
     assert ind.noise_std_ == pytest.approx(2 * 1.0 * 2.0 / mu)
-    nu = DPSGDRegressor(epochs=4, batch_size=100, noise="nu", nu=0.1, random_state=0).fit(X, y)
+    nu = DPSGDRegressor(epochs=4, batch_size=100, noise="nu", nu=0.1, clip_norm=1.0,
+                        random_state=0).fit(X, y)
     assert nu.horizon_ == 40
     assert nu.sensitivity_factor_ == pytest.approx(
         cyclic_sensitivity_factor("blt", 40, 10, 4, nu=0.1))
@@ -87,7 +89,7 @@ def test_every_row_is_used_once_per_epoch_in_a_fixed_order(monkeypatch):
     monkeypatch.setattr(dpsgd_module, "_residuals", spy)
     n = 103
     X = np.column_stack([np.arange(n, dtype=float), np.ones(n)])
-    DPSGDRegressor(epochs=3, batch_size=10, random_state=0).fit(X, np.zeros(n))
+    DPSGDRegressor(epochs=3, batch_size=10, clip_norm=1.0, random_state=0).fit(X, np.zeros(n))
     assert len(seen) == 3 * 11 and seen[10].shape == (3,)  # the last batch is smaller
     epochs = [np.concatenate(seen[11 * e:11 * (e + 1)]) for e in range(3)]
     for order in epochs:
@@ -120,8 +122,9 @@ def test_partial_fit_continues_the_noise_stream_without_new_charges():
     # the correlated-noise stream continues where it stopped.
     X, y = np.zeros((640, 5)), np.ones(640)
     acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
+    # Last iterates (average=0): the averages are of each call's own steps.
     kw = dict(noise="nu", nu=0.05, batch_size=64, learning_rate=1.0, fit_intercept=False,
-              random_state=3)
+              clip_norm=1.0, average=0.0, random_state=3)
     # Same seed, first charge of a fresh ledger each: the same noise.
     one = DPSGDRegressor(accountant=BudgetAccountant(epsilon=5.0, delta=1e-4), **kw).fit(X, y)
     two = DPSGDRegressor(accountant=acc, **kw).partial_fit(X[:384], y[:384])
@@ -356,7 +359,7 @@ def test_batch_size_one_does_not_diverge():
     nu = DPSGDRegressor(batch_size=1, random_state=0).fit(X, y)
     T, q = 20_000, 11
     beta = toeplitz_coefficients(T, 0.01, inverse=True)
-    rho2 = q * (nu.noise_std_ / 1.0) ** 2 * np.sum(np.cumsum(beta) ** 2) / T
+    rho2 = q * (nu.noise_std_ / nu.clip_norm_) ** 2 * np.sum(np.cumsum(beta) ** 2) / T
     assert nu.learning_rate_ == pytest.approx(min(0.1, 25.0 / T, max(0.02 / rho2, 3.0 / T)))
     assert nu.learning_rate_ > 3 * ind.learning_rate_
     assert np.linalg.norm(nu.coef_ - theta) < np.linalg.norm(ind.coef_ - theta)
@@ -409,11 +412,12 @@ def test_zero_weights_drop_rows():
     # At a huge epsilon, weights 0 on half the rows give the fit on the other half.
     X, y = _regression(n=1000)
     w = np.r_[np.ones(500), np.zeros(500)]
-    a = DPSGDRegressor(epsilon=1e9, random_state=0).fit(X, y, sample_weight=w)
+    # A declared clip: the private clip norm counts rows whatever their weights.
+    a = DPSGDRegressor(epsilon=1e9, clip_norm=1.0, random_state=0).fit(X, y, sample_weight=w)
     assert np.all(np.isfinite(a.coef_))
     y_bad = y.copy()
     y_bad[500:] = 1e6  # rows with weight 0 must not matter
-    b = DPSGDRegressor(epsilon=1e9, random_state=0).fit(X, y_bad, sample_weight=w)
+    b = DPSGDRegressor(epsilon=1e9, clip_norm=1.0, random_state=0).fit(X, y_bad, sample_weight=w)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-6)
 
 

@@ -78,15 +78,15 @@ def test_warnings_never_quote_data(name):
 def test_classes_read_from_the_data_warn():
     X, y = _data("DPSGDClassifier", 100)
     with pytest.warns(PrivacyLeakWarning, match="label set is read from y"):
-        DPSGDClassifier(random_state=0).fit(X, y)
+        DPSGDClassifier(clip_norm=1.0, random_state=0).fit(X, y)
 
 
 def test_clipping_report_is_off_by_default_and_warns_when_on():
     X, y = _data("DPSGDRegressor", 200)
-    plain = DPSGDRegressor(random_state=0).fit(X, y)
+    plain = DPSGDRegressor(clip_norm=1.0, random_state=0).fit(X, y)
     with pytest.warns(PrivacyLeakWarning, match="outside the privacy guarantee"):
         with clipping_report() as report:
-            watched = DPSGDRegressor(random_state=0).fit(X, y)
+            watched = DPSGDRegressor(clip_norm=1.0, random_state=0).fit(X, y)
     assert report.total == 200  # one epoch: every per-example gradient once
     np.testing.assert_array_equal(plain.coef_, watched.coef_)  # the fit is unchanged
 

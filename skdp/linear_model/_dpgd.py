@@ -789,11 +789,17 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         An eigenvalue of ``A_hat`` below the typical norm of its noise, ``2
         sigma sqrt(q)``, cannot be told from 0: exactly collinear columns
         (a duplicate, a constant beside the intercept) and near-collinear
-        ones at this budget. Post-processing of the released Gram matrix.
+        ones at this budget. Only when the median eigenvalue is resolved
+        (at least twice that norm): otherwise the whole spectrum is at the
+        noise level, a matter of budget, not of collinearity.
+        Post-processing of the released Gram matrix.
         """
         typical = 2.0 * entry_std * math.sqrt(q)
         weak = pre.eigenvalues < typical
-        if not np.any(weak):
+        # Collinearity is a few weak directions in a resolved spectrum; when the
+        # bulk is below the noise (many columns, a small budget) the gradient
+        # steps, not the Gram matrix, resolve the directions.
+        if not np.any(weak) or np.median(pre.eigenvalues) < 2.0 * typical:
             return
         loadings = np.abs(pre.eigenvectors[:, weak]).max(axis=1)
         names = [name for name, load in zip(self._coef_names(), loadings) if load >= 0.25]
