@@ -171,12 +171,13 @@ noise (the noise on a mean is about ``2 h sqrt(4 d + 1) / (n mu)``). With
 private bounds the variances are corrected for Gaussian tails beyond them.
 Measured at epsilon 1, d = 3, 20 seeds (``python
 benchmarks/scaler_small_n.py``): Gaussian features have median scale errors
-within 1%% at 10,000 rows and 0.3%% at 100,000; at 1,000 rows the private
-bounds are the 33%%/67%% quantiles, the scales are off by 20-50%% and the fit
-warns. Heavy-tailed features (t with 3 degrees of freedom, log-normal) keep
-scales 20-27%% too small at 10,000 rows (with the warning) and 11%% too small at
-100,000 (without: the bounds are then the 0.5%%/99.5%% quantiles, and the
-variance beyond them is not estimated). Declare bounds for such features.
+of 0.2%% at 10,000 rows and 0.02%% at 100,000; at 1,000 rows the private
+bounds are the 35%%/65%% quantiles, the scales are off by up to 78%% (90th
+percentile of the error) and the fit warns. Heavy-tailed features (t with 3
+degrees of freedom, log-normal) keep scales 20-26%% too small at 10,000 rows
+(with the warning) and 11-12%% too small at 100,000 (without: the bounds are
+then the 0.5%%/99.5%% quantiles, and the variance beyond them is not
+estimated). Declare bounds for such features.
 
 References
 ----------
