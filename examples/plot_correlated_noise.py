@@ -1,4 +1,6 @@
-"""Correlated noise (nu-DP-FTRL) against independent noise (DP-SGD), Choquette-Choo et al. 2024.
+"""Correlated noise (nu-DP-FTRL) against independent noise (DP-SGD), Choquette-Choo et al. 2024
+============================================================================================
+
 
 Streaming linear regression with eigenvalues k^-1.5 in d = 20: one pass,
 batch 1, the same (epsilon, delta), excess risk along a learning-rate grid.

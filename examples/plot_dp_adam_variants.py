@@ -1,4 +1,6 @@
-"""The private second moments of DP-Adam (Ganesh et al. 2025, Kalinin et al. 2025) on a logistic regression.
+"""The private second moments of DP-Adam (Ganesh et al. 2025, Kalinin et al. 2025) on a logistic regression
+========================================================================================================
+
 
 Each variant trains DPSGDClassifier with Adam at the same budget; the plot
 shows the test log-loss after each epoch (every epoch is a fresh fit with

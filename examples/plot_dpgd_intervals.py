@@ -1,4 +1,6 @@
-"""Confidence intervals of DPLinearRegressionGD against OLS, as epsilon grows.
+"""Confidence intervals of DPLinearRegressionGD against OLS, as epsilon grows
+==========================================================================
+
 
 Private coefficients with 95% batched-means intervals on scikit-learn's
 diabetes data (features rescaled by the public constant sqrt(442) from the

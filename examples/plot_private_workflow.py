@@ -1,4 +1,6 @@
-"""A private workflow end to end: scale, reduce, tune, fit, report intervals, count the budget.
+"""A private workflow end to end: scale, reduce, tune, fit, report intervals, count the budget
+===========================================================================================
+
 
 A clinic's table (20,000 patients; a synthetic stand-in with realistic
 columns) goes through the steps of a usual analysis, every one of them

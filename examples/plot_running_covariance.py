@@ -1,4 +1,6 @@
-"""A stream's running private covariance: independent, BLT and exact square-root noise.
+"""A stream's running private covariance: independent, BLT and exact square-root noise
+===================================================================================
+
 
 Every ``partial_fit`` call of :class:`skdp.density.PrivateGaussianDensity` is
 one step of a stream (here 2,000 calls of 5 rows, d = 3, epsilon = 1), and a
