@@ -21,8 +21,8 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["Release", "composed_mu", "gaussian_noise", "is_secure_mode", "make_rng", "record_release",
-           "record_releases", "secure_mode", "set_secure_mode", "spawn_rngs"]
+__all__ = ["Release", "composed_mu", "gaussian_noise", "is_secure_mode", "make_rng",
+           "record_release", "record_releases", "secure_mode", "set_secure_mode", "spawn_rngs"]
 
 # Process-wide on purpose: a thread-local flag would be off in the worker
 # threads of a threaded GridSearchCV, silently accepting seeds there. The
