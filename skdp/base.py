@@ -8,20 +8,60 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.accounting import BudgetAccountant, epsilon_from_mu, mu_from_epsilon_delta
+from skdp._secure import is_secure_mode
+from skdp.accounting import BudgetAccountant, budget_mu, spent_epsilon
 from skdp.mechanisms import make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 
 __all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
-           "PrivacySpent", "StreamStateMixin", "weight_bound"]
+           "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "weight_bound"]
 
 
 class PrivacySpent(NamedTuple):
-    """The guarantee of one fit: (epsilon, delta)-DP, equivalently mu-GDP."""
+    """The guarantee of one fit: (epsilon, delta)-DP, from mu-GDP (or, in secure mode, zCDP).
+
+    By default the fit is mu-GDP and ``epsilon`` is the exact epsilon of mu
+    at ``delta``. A fit made in secure mode returns a
+    :class:`ZCDPPrivacySpent`: it is ``mu**2 / 2``-zCDP, and ``epsilon``
+    comes from :func:`~skdp.accounting.epsilon_from_rho_tight`.
+    """
 
     epsilon: float
     delta: float
     mu: float
+
+    #: The privacy definition ``mu`` refers to.
+    notion = "GDP"
+
+    @property
+    def rho(self) -> float:
+        """The zCDP parameter ``mu**2 / 2`` (implied by mu-GDP too)."""
+        return self.mu * self.mu / 2.0
+
+    @classmethod
+    def of(cls, mu: float, delta: float, *, zcdp: bool | None = None) -> PrivacySpent:
+        """The guarantee of a fit calibrated to ``mu`` (secure mode: zCDP).
+
+        Parameters
+        ----------
+        mu, delta : float
+        zcdp : bool or None, default=None
+            None reads the current mode.
+
+        Returns
+        -------
+        PrivacySpent
+        """
+        zcdp = is_secure_mode() if zcdp is None else zcdp
+        kind = ZCDPPrivacySpent if zcdp else PrivacySpent
+        return kind(spent_epsilon(mu, delta, zcdp=zcdp), float(delta), float(mu))
+
+
+class ZCDPPrivacySpent(PrivacySpent):
+    """A guarantee stated in zCDP (secure mode): ``rho = mu**2 / 2``; see :class:`PrivacySpent`."""
+
+    __slots__ = ()
+    notion = "zCDP"
 
 
 #: Parameter documentation shared by every estimator (inserted with ``%``).
@@ -106,8 +146,8 @@ class DPEstimatorMixin(NoGeneratorPickleMixin):
     }
 
     def _budget_mu(self) -> float:
-        """Exact GDP parameter of the budget (epsilon, delta) of one fit."""
-        return mu_from_epsilon_delta(self.epsilon, self.delta)
+        """The mu that calibrates the fit: exact GDP of (epsilon, delta), zCDP in secure mode."""
+        return budget_mu(self.epsilon, self.delta)
 
     def _charge(self, mu: float) -> tuple[PrivacySpent, np.random.Generator]:
         """Charge the accountant (if any) before noise is drawn.
@@ -127,7 +167,7 @@ class DPEstimatorMixin(NoGeneratorPickleMixin):
             entry = accountant.charge_mu(
                 mu, label=getattr(self, "_ledger_label", type(self).__name__))
             entry = entry if isinstance(entry, int) and not isinstance(entry, bool) else None
-        spent = PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta), float(mu))
+        spent = PrivacySpent.of(mu, self.delta)
         return spent, make_rng(self.random_state, entry=entry)
 
 

@@ -13,10 +13,11 @@ from dataclasses import asdict, dataclass
 
 from skdp.accounting._gdp import (
     _check_real,
-    epsilon_from_mu,
     mu_from_epsilon_delta,
 )
 from skdp.accounting._shared_ledger import LedgerUnreachable, SharedLedger
+from skdp.accounting._zcdp import rho_from_epsilon_delta, spent_epsilon
+from skdp._secure import is_secure_mode
 from skdp.exceptions import BudgetExceededError
 
 __all__ = ["BudgetAccountant", "Charge"]
@@ -31,13 +32,16 @@ class Charge:
     """One entry of a :class:`BudgetAccountant` ledger.
 
     Exactly one of ``mu`` (a Gaussian charge) or ``(epsilon, delta)`` (any
-    other (epsilon, delta)-DP mechanism) is set; the other is None.
+    other (epsilon, delta)-DP mechanism) is set; the other is None. ``zcdp``
+    marks a charge made in secure mode (discrete Gaussian noise): it is
+    ``mu**2 / 2``-zCDP rather than mu-GDP.
     """
 
     label: str
     mu: float | None = None
     epsilon: float | None = None
     delta: float | None = None
+    zcdp: bool = False
 
 
 # Every live accountant (to prepare them for os.fork) and, by token, those
@@ -220,13 +224,27 @@ class BudgetAccountant:
                 math.fsum(c.epsilon for c in cs if c.mu is None),
                 math.fsum(c.delta for c in cs if c.mu is None))
 
-    def _gaussian_budget_mu(self, other_epsilon: float, other_delta: float) -> float:
-        """Largest composed mu the Gaussian charges may reach."""
+    def _zcdp(self, charging: bool = False) -> bool:
+        """Whether the Gaussian block must be read as zCDP: a secure-mode charge is in it (or comes)."""
+        return (charging and is_secure_mode()) or any(c.zcdp for c in self._charges)
+
+    def _gaussian_budget_mu(self, other_epsilon: float, other_delta: float,
+                            zcdp: bool = False) -> float:
+        """Largest composed mu the Gaussian charges may reach.
+
+        With a secure-mode charge among them the block is zCDP (a mu-GDP
+        charge is ``mu**2 / 2``-zCDP too), converted by the Renyi bound.
+        """
         eps = self.epsilon - other_epsilon
         delta = self.delta - other_delta
         if eps <= 0.0 or delta <= 0.0:
             return 0.0
+        if zcdp:
+            return math.sqrt(2.0 * rho_from_epsilon_delta(eps, delta))
         return mu_from_epsilon_delta(eps, delta)
+
+    def _epsilon(self, mu: float, delta: float, zcdp: bool) -> float:
+        return spent_epsilon(mu, delta, zcdp=zcdp)
 
     @property
     def spent_mu(self) -> float:
@@ -251,9 +269,11 @@ class BudgetAccountant:
         """
         with self._synced(charging=False):
             mu_sq, other_eps, other_delta = self._totals()
+            zcdp = self._zcdp()
         if mu_sq == 0.0:
             return other_eps, other_delta
-        return epsilon_from_mu(math.sqrt(mu_sq), self.delta - other_delta) + other_eps, self.delta
+        return (self._epsilon(math.sqrt(mu_sq), self.delta - other_delta, zcdp) + other_eps,
+                self.delta)
 
     def remaining(self) -> tuple[float, float]:
         """The largest further Gaussian charge, as (epsilon, delta).
@@ -265,12 +285,13 @@ class BudgetAccountant:
         """
         with self._synced(charging=False):
             mu_sq, other_eps, other_delta = self._totals()
-        budget = self._gaussian_budget_mu(other_eps, other_delta)
+            zcdp = self._zcdp(charging=True)
+        budget = self._gaussian_budget_mu(other_eps, other_delta, zcdp)
         left_sq = budget * budget - mu_sq
         if left_sq <= (_SLACK * budget) ** 2:
             return 0.0, 0.0
         delta = self.delta - other_delta
-        return epsilon_from_mu(math.sqrt(left_sq), delta), delta
+        return self._epsilon(math.sqrt(left_sq), delta, zcdp), delta
 
     def remaining_mu(self) -> float:
         """The largest further Gaussian charge, as a GDP mu.
@@ -281,7 +302,8 @@ class BudgetAccountant:
         """
         with self._synced(charging=False):
             mu_sq, other_eps, other_delta = self._totals()
-        budget = self._gaussian_budget_mu(other_eps, other_delta)
+            zcdp = self._zcdp(charging=True)
+        budget = self._gaussian_budget_mu(other_eps, other_delta, zcdp)
         return math.sqrt(max(budget * budget - mu_sq, 0.0))
 
     # -- charging -------------------------------------------------------------
@@ -291,11 +313,12 @@ class BudgetAccountant:
         self._charges.append(charge)
         return len(self._charges) - 1
 
-    def _refuse(self, asked: str, mu_sq: float, other_eps: float, other_delta: float) -> None:
-        budget = self._gaussian_budget_mu(other_eps, other_delta)
+    def _refuse(self, asked: str, mu_sq: float, other_eps: float, other_delta: float,
+                zcdp: bool = False) -> None:
+        budget = self._gaussian_budget_mu(other_eps, other_delta, zcdp)
         left_mu = math.sqrt(max(budget * budget - mu_sq, 0.0))
         delta_left = self.delta - other_delta
-        eps_left = (epsilon_from_mu(left_mu, delta_left)
+        eps_left = (self._epsilon(left_mu, delta_left, zcdp)
                     if left_mu > _SLACK * budget and delta_left > 0 else 0.0)
         raise BudgetExceededError(
             f"Privacy budget exceeded: asked for {asked}, but only "
@@ -331,13 +354,14 @@ class BudgetAccountant:
         mu = _check_real("mu", mu, closed_low=True)
         with self._synced(charging=True):
             mu_sq, other_eps, other_delta = self._totals()
-            budget = self._gaussian_budget_mu(other_eps, other_delta)
+            zcdp = self._zcdp(charging=True)
+            budget = self._gaussian_budget_mu(other_eps, other_delta, zcdp)
             if mu_sq + mu * mu > budget * budget * (1.0 + _SLACK):
                 delta = self.delta - other_delta
-                eps = epsilon_from_mu(mu, delta) if mu > 0 and delta > 0 else math.inf
+                eps = self._epsilon(mu, delta, zcdp) if mu > 0 and delta > 0 else math.inf
                 self._refuse(f"mu={mu:.6g} (epsilon={eps:.6g} at delta={delta:.3g})",
-                             mu_sq, other_eps, other_delta)
-            return self._record(Charge(label=str(label), mu=mu))
+                             mu_sq, other_eps, other_delta, zcdp)
+            return self._record(Charge(label=str(label), mu=mu, zcdp=is_secure_mode()))
 
     def charge(self, epsilon: float, delta: float = 0.0, label: str = "mechanism") -> int:
         """Charge an (epsilon, delta)-DP mechanism that is not Gaussian.
@@ -374,12 +398,13 @@ class BudgetAccountant:
             new_delta = math.fsum([other_delta, delta])
             fits = (new_eps <= self.epsilon * (1.0 + _SLACK)
                     and new_delta <= self.delta * (1.0 + _SLACK))
+            zcdp = self._zcdp()
             if fits and mu_sq > 0.0:
-                budget = self._gaussian_budget_mu(new_eps, new_delta)
+                budget = self._gaussian_budget_mu(new_eps, new_delta, zcdp)
                 fits = mu_sq <= budget * budget * (1.0 + _SLACK)
             if not fits:
                 self._refuse(f"epsilon={epsilon:.6g}, delta={delta:.3g}",
-                             mu_sq, other_eps, other_delta)
+                             mu_sq, other_eps, other_delta, zcdp)
             return self._record(Charge(label=str(label), epsilon=epsilon, delta=delta))
 
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from skdp.mechanisms._random import gaussian_noise, record_release
+from skdp.mechanisms._random import gaussian_release, record_release
 
 __all__ = ["dp_stat", "dp_stat_n_levels"]
 
@@ -126,8 +126,8 @@ def dp_stat(values, *, target_count: float, upper_bound: float, resolution: floa
     for i in range(n_levels):
         gamma = float(resolution) * float(growth)**i
         count = np.searchsorted(ordered, gamma, side="right")
-        noisy = count + gaussian_noise(noise_std, (), rng, name="DP-STAT count", sensitivity=1.0,
-                                       weight=None, part=part)
+        noisy = gaussian_release(float(count), noise_std, rng, name="DP-STAT count",
+                                 sensitivity=1.0, weight=None, part=part)
         if noisy >= target_count:
             # The levels not asked are paid for all the same (mu counts all L):
             # stopping early is post-processing of the L answers.

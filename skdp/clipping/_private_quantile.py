@@ -27,7 +27,7 @@ from functools import partial
 
 import numpy as np
 
-from skdp.mechanisms._random import gaussian_noise
+from skdp.mechanisms._random import gaussian_release
 from skdp.utils._rows import sum_rows
 
 __all__ = ["effective_quantile", "geometric_grid", "private_norm_quantile", "private_quantiles",
@@ -173,9 +173,9 @@ def private_quantiles(statistics, grid, *, mu: float, rng: np.random.Generator,
     cols = np.arange(m)
     for _ in range(n_steps):
         mid = (lo + hi) // 2
-        noisy = statistics[mid, cols] + gaussian_noise(
-            std, m, rng, name="private quantile search", sensitivity=math.sqrt(m) * W,
-            weight=max_weight, part=part)
+        noisy = gaussian_release(
+            statistics[mid, cols], std, rng, name="private quantile search",
+            sensitivity=math.sqrt(m) * W, weight=max_weight, part=part)
         up = noisy >= 0.0
         # A column whose interval is already one point keeps drawing noise
         # (the number of queries is public), but its interval stays put.

@@ -15,7 +15,7 @@ from skdp.clipping import clip_rows
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._private_bounds import private_row_label_bounds, safe_search_mu
 from skdp.linear_model._weights import check_weights
-from skdp.mechanisms import gaussian_noise
+from skdp.mechanisms import gaussian_release, symmetric_release
 from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
@@ -219,15 +219,14 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         zz, zy = sum_rows(block, X, y, w)
         mu_gram, mu_xty, mu_eig = (mu * math.sqrt(shares[k]) for k in ("gram", "xty", "eigenvalue"))
         gram_std = gram_sensitivity(bound, W) / mu_gram
-        upper = np.triu(gaussian_noise(gram_std, (q, q), rng, name="Gram matrix",
-                                       sensitivity=gram_sensitivity(bound, W), weight=W))
-        gram = zz + upper + np.triu(upper, 1).T
+        gram = symmetric_release(zz, gram_std, rng, name="Gram matrix",
+                                 sensitivity=gram_sensitivity(bound, W), weight=W)
         xty_sens = 2.0 * W * bound * label_bound
-        xty = zy + gaussian_noise(xty_sens / mu_xty, q, rng, name="X'y", sensitivity=xty_sens,
-                                  weight=W)
+        xty = gaussian_release(zy, xty_sens / mu_xty, rng, name="X'y", sensitivity=xty_sens,
+                               weight=W)
         eig_std = W * bound**2 / mu_eig
-        lam_min = np.linalg.eigvalsh(zz)[0] + gaussian_noise(
-            eig_std, (), rng, name="smallest eigenvalue", sensitivity=W * bound**2, weight=W)
+        lam_min = gaussian_release(np.linalg.eigvalsh(zz)[0], eig_std, rng,
+                                   name="smallest eigenvalue", sensitivity=W * bound**2, weight=W)
         lam_min = max(float(lam_min) - eig_std * stats.norm.ppf(1 - self.failure_probability), 0.0)
         spread = 2.0 * math.sqrt(q) + 2.0 * math.sqrt(math.log(1.0 / self.failure_probability))
         self.l2_penalty_ = max(0.0, gram_std * spread - lam_min)

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
 from skdp.clipping import clipped_gradient_sum, dp_stat, dp_stat_n_levels
 from skdp.linear_model._dp_ssgd import dp_ssgd
-from skdp.mechanisms import gaussian_noise
+from skdp.mechanisms import gaussian_release
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
@@ -108,9 +108,9 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
         grad = clipped_gradient_sum(Xt[stat_size:], residuals[stat_size:], zeta,
                                     fit_intercept=fit_intercept) / batch_size
         sens = 2.0 * zeta / batch_size
-        noise = gaussian_noise(noise_multiplier * sens, w.shape[0], rng, name="DP-AMBSSGD batch",
-                               sensitivity=sens, part=("batch", part_offset + t * step_size))
-        w -= learning_rate * (grad + noise)
+        w -= learning_rate * gaussian_release(
+            grad, noise_multiplier * sens, rng, name="DP-AMBSSGD batch", sensitivity=sens,
+            part=("batch", part_offset + t * step_size))
         iterates[t] = w
         clip_norms[t] = zeta
     return iterates, clip_norms

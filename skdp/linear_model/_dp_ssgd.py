@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from skdp.clipping._report import _count
-from skdp.mechanisms._random import gaussian_noise
+from skdp.mechanisms._random import PlannedRelease
 
 __all__ = ["dp_ssgd"]
 
@@ -71,8 +71,9 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
         Xc, yc, norms = X[idx], y[idx], np.sqrt(sq[idx])
         # One mechanism per row, each on its own row (parallel composition):
         # recorded per chunk, with the sensitivity of any one of its rows.
-        noise = gaussian_noise(noise_std, (len(idx), w.shape[0]), rng, name="DP-SSGD step",
+        noise = PlannedRelease(noise_std, len(idx), w.shape[0], rng, name="DP-SSGD step",
                                sensitivity=2.0 * clip_norm, part=("rows", part_offset + start))
+        gradient = np.zeros_like(w)
         for i in range(len(idx)):
             x = Xc[i]
             r = x @ w[:p] - yc[i]
@@ -81,11 +82,10 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
             g_norm = abs(r) * norms[i]
             n_clipped += g_norm > clip_norm
             scale = r if g_norm <= clip_norm else r * (clip_norm / g_norm)
-            step = noise[i]
-            step[:p] += scale * x
+            gradient[:p] = scale * x
             if fit_intercept:
-                step[p] += scale
-            w -= learning_rate * step
+                gradient[p] = scale
+            w -= learning_rate * noise.add(i, gradient)
             if start + i >= tail_start:
                 tail_sum += w
                 n_tail += 1

@@ -37,7 +37,7 @@ from skdp.linear_model._private_bounds import (
 )
 from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
 from skdp.linear_model._weights import check_weights
-from skdp.mechanisms import gaussian_noise, private_gram
+from skdp.mechanisms import gaussian_release, private_gram
 from skdp.utils._dask import is_dask
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
@@ -164,7 +164,6 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     theta = np.zeros(q) if theta0 is None else np.array(theta0, dtype=float)
     P = None if preconditioner is None else np.asarray(preconditioner, dtype=float)
     lev = _leverage(X, P, fit_intercept) if leverage is None else leverage
-    P2 = None if P is None else P @ P
     iterates = np.empty((n_iter, q))
     blocks = _block_rows(p)
     step_sens = 2.0 * float(max_weight) * float(clip_norm) / n
@@ -175,9 +174,12 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
             block = partial(_gradient_block, theta=theta, clip_norm=clip_norm,
                             fit_intercept=fit_intercept)
             grad = sum_rows(block, X, y, sample_weight, lev, block_rows=blocks) / n
-            noise = gaussian_noise(noise_std, q, rng, name="DP-GD step", sensitivity=step_sens,
-                                   weight=max_weight)
-            step = grad + noise if P is None else P2 @ grad + P @ noise
+            # The release is P grad (each row's P g_i clipped to clip_norm)
+            # plus noise; the step is P times it (post-processing).
+            released = gaussian_release(grad if P is None else P @ grad, noise_std, rng,
+                                        name="DP-GD step", sensitivity=step_sens,
+                                        weight=max_weight)
+            step = released if P is None else P @ released
             theta = theta - learning_rate * step
             iterates[t] = theta
             if progress is not None:

@@ -41,6 +41,7 @@ from skdp.mechanisms import (
     blt_parameters,
     blt_sensitivity_factor,
     cyclic_sensitivity_factor,
+    is_secure_mode,
     record_release,
     spawn_rngs,
     toeplitz_coefficients,
@@ -156,9 +157,12 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
         makes sense with :class:`~skdp.optim.SGD`.
     batch_size : int
     clip_norm : float
-    noise : ndarray of shape (n_epochs * ceil(n / batch_size), q[, K])
-        The noise of each step's gradient sum, ``std1 * [C^{-1} Z1]_t``.
-    square_noise : ndarray like noise, optional
+    noise : ndarray of shape (n_epochs * ceil(n / batch_size), q[, K]), or callable
+        The noise of each step's gradient sum, ``std1 * [C^{-1} Z1]_t``; or
+        ``noise(t, value)`` returning step t's release of ``value`` (secure
+        mode: :meth:`~skdp.mechanisms.CorrelatedNoise.release`), called for
+        t = 0, 1, ... in order.
+    square_noise : ndarray like noise, or callable, optional
         The noise of each step's sum of squared gradients ('independent', 'jme').
     noise_variances : ndarray of shape (n_steps,), optional
         Variance of each entry of ``noise[t]`` ('bias_correction').
@@ -184,7 +188,7 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
     n = X.shape[0]
     b = int(batch_size)
     per_epoch = -(-n // b)
-    if noise.shape[0] != n_epochs * per_epoch:
+    if not callable(noise) and noise.shape[0] != n_epochs * per_epoch:
         raise ValueError(f"noise has {noise.shape[0]} steps, expected {n_epochs * per_epoch}.")
     squares = private_moments in ("independent", "jme")
     scaled = private_moments == "scale_then_privatize"
@@ -220,14 +224,14 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
                 total, square_total = clipped_gradient_sum(Xb, r, clip_norm,
                                                            row_norms=row_norms[start:start + b],
                                                            fit_intercept=fit_intercept, squares=True)
-                extra.update(square_sum=square_total, square_noise=square_noise[t])
+                extra.update(square_sum=_released(square_noise, t, square_total), square_noise=0.0)
             else:
                 total = clipped_gradient_sum(Xb, r, clip_norm, row_norms=row_norms[start:start + b],
                                              fit_intercept=fit_intercept)
             if noise_variances is not None:
                 extra["noise_variance"] = noise_variances[t]
-            grad, second, bias = private_step_inputs(private_moments, total, noise[t], Xb.shape[0],
-                                                     **extra)
+            grad, second, bias = private_step_inputs(private_moments, _released(noise, t, total),
+                                                     0.0, Xb.shape[0], **extra)
             if isinstance(optimizer, SGD):
                 coef = optimizer.step(coef, grad)
             else:
@@ -241,6 +245,11 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
     if average_from is None:
         return coef
     return coef, (tail_sum / tail_count if tail_count else coef)
+
+
+def _released(noise, t: int, value):
+    """Step t's release of ``value``: from a callable, or plus precomputed noise."""
+    return noise(t, value) if callable(noise) else value + noise[t]
 
 
 _DOC = """Private %(model)s trained with SGD, AdaGrad or Adam, with independent or correlated noise.
@@ -591,6 +600,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         return dict(params=params, variant=variant, batch_size=b, horizon=horizon, kappa=kappa, lr=lr,
                     W=W, clip=clip, clip_share=clip_share,
                     std1=std1, std2=std2, eps=eps, optimizer=optimizer, spent=spent,
+                    # Secure mode: the run's mu, and each stream's share of its grid.
+                    grid=dict(mechanism_mu=mu_train, share=math.sqrt(0.5) if std2 else 1.0),
                     rng_order=rng_order, noise1=CorrelatedNoise(kind, shape, rng1, nu=self.nu),
                     noise2=CorrelatedNoise(kind, shape, rng2, nu=self.nu) if std2 else None,
                     coef=np.zeros(shape), t=0, n_iter=0)
@@ -608,8 +619,15 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                 f"{t0} steps; these {n} rows need {steps} more. Set n_steps (the total number of "
                 "steps) before the first call to continue a stream with partial_fit.")
         order = state["rng_order"].permutation(n)
-        noise = state["std1"] * state["noise1"].next(steps)
-        square_noise = state["std2"] * state["noise2"].next(steps) if state["noise2"] else None
+        if is_secure_mode():  # each step released on its grid, in order
+            def stream(name):
+                source, std = state[f"noise{name}"], state[f"std{name}"]
+                return lambda t, value: source.release(value[None], std, **state["grid"])[0]
+
+            noise, square_noise = stream(1), stream(2) if state["noise2"] else None
+        else:
+            noise = state["std1"] * state["noise1"].next(steps)
+            square_noise = state["std2"] * state["noise2"].next(steps) if state["noise2"] else None
         variances = None
         if state["variant"] == "bias_correction":
             variances = state["std1"] ** 2 * state["noise1"].step_variances(t0, t0 + steps)

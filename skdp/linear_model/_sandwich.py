@@ -26,7 +26,7 @@ from functools import partial
 import numpy as np
 
 from skdp.clipping import gradient_clip_factors, squared_loss_residuals
-from skdp.mechanisms import gaussian_noise
+from skdp.mechanisms import gaussian_release, symmetric_release
 from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
 
@@ -90,17 +90,16 @@ def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm
     meat_theta, counts = sum_rows(block, X, y, sample_weight, leverage)
     meat, meat_std, clipping, clipping_std = None, 0.0, None, 0.0
     if mu_meat > 0:
-        q = root.shape[0]
         meat_sens = gram_sensitivity(max_weight * clip_norm)
         meat_std = meat_sens / mu_meat
-        upper = np.triu(gaussian_noise(meat_std, (q, q), rng, name="sandwich meat",
-                                       sensitivity=meat_sens, weight=max_weight, weight_power=2))
-        meat = root @ meat_theta @ root + upper + np.triu(upper, 1).T
+        exact = root @ meat_theta @ root
+        meat = symmetric_release(0.5 * (exact + exact.T), meat_std, rng, name="sandwich meat",
+                                 sensitivity=meat_sens, weight=max_weight, weight_power=2)
     if mu_check > 0:
         clipping_std = math.sqrt(2.0) / mu_check
         # Each row moves both counts by at most 1 (weights enter as w_i / W <= 1).
-        clipping = counts + gaussian_noise(clipping_std, 2, rng, name="clipping check",
-                                           sensitivity=math.sqrt(2.0), weight=None)
+        clipping = gaussian_release(counts, clipping_std, rng, name="clipping check",
+                                    sensitivity=math.sqrt(2.0), weight=None)
     return meat, meat_std, clipping, clipping_std
 
 

@@ -1,7 +1,9 @@
-"""Randomness, Gaussian noise, workloads and correlated noise.
+"""Randomness, Gaussian releases, workloads and correlated noise.
 
-Every draw of randomness in skdp goes through :func:`make_rng`; estimators
-never hold global random state.
+Every generator in skdp comes from :func:`make_rng` (estimators never hold
+global random state), and every release from :func:`gaussian_release` and
+its forms; in secure mode (:func:`secure_mode`) a release is an exact
+discrete Gaussian (:func:`discrete_gaussian`) on a grid (:class:`GridPlan`).
 """
 
 from skdp.mechanisms._blt import blt_coefficients, blt_parameters, blt_sensitivity_factor
@@ -16,10 +18,13 @@ from skdp.mechanisms._noise_shaping import (
     toeplitz_sensitivity_factor,
 )
 from skdp.mechanisms._participation import cyclic_sensitivity_factor
+from skdp.mechanisms._discrete_gaussian import GridPlan, discrete_gaussian, grid_release
 from skdp.mechanisms._random import (
+    PlannedRelease,
     Release,
     composed_mu,
     gaussian_noise,
+    gaussian_release,
     is_secure_mode,
     make_rng,
     record_release,
@@ -27,10 +32,16 @@ from skdp.mechanisms._random import (
     secure_mode,
     set_secure_mode,
     spawn_rngs,
+    symmetric_release,
 )
 from skdp.mechanisms._workloads import WORKLOADS, WorkloadStream, workload_matrix
 
 __all__ = [
+    "GridPlan",
+    "PlannedRelease",
+    "discrete_gaussian",
+    "gaussian_release",
+    "grid_release",
     "SHAPINGS",
     "WORKLOADS",
     "CorrelatedNoise",
@@ -53,6 +64,7 @@ __all__ = [
     "sensitivity_factor",
     "set_secure_mode",
     "spawn_rngs",
+    "symmetric_release",
     "toeplitz_coefficients",
     "toeplitz_sensitivity_factor",
     "workload_matrix",

@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 
 from skdp.clipping import clip_factors
-from skdp.mechanisms._random import gaussian_noise
+from skdp.mechanisms._random import symmetric_release
 from skdp.utils._dask import is_dask
 from skdp.utils._rows import sum_rows
 
@@ -106,12 +106,11 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
     if not is_dask(X):  # a Dask X is summed where its partitions are
         X = np.asarray(X, dtype=float)
         y = None if y is None else np.asarray(y, dtype=float)
-    q = X.shape[1] + int(fit_intercept) + int(y is not None)
     block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
                     intercept_value=float(intercept_value), x_scale=float(x_scale))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))
     noise_std = gram_sensitivity(norm_bound, max_weight) / float(mu)
-    upper = np.triu(gaussian_noise(noise_std, (q, q), rng, name="Gram matrix",
-                                   sensitivity=gram_sensitivity(norm_bound, max_weight),
-                                   weight=max_weight))
-    return gram + upper + np.triu(upper, 1).T, noise_std
+    released = symmetric_release(gram, noise_std, rng, name="Gram matrix",
+                                 sensitivity=gram_sensitivity(norm_bound, max_weight),
+                                 weight=max_weight)
+    return released, noise_std

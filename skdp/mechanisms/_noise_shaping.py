@@ -45,7 +45,9 @@ from skdp.mechanisms._blt import (
     blt_parameters,
     blt_sensitivity_factor,
 )
-from skdp.mechanisms._random import gaussian_noise
+from skdp._secure import is_secure_mode
+from skdp.mechanisms._discrete_gaussian import GridPlan
+from skdp.mechanisms._random import gaussian_noise, record_release
 
 __all__ = [
     "CorrelatedNoise",
@@ -418,6 +420,9 @@ class CorrelatedNoise:
     def next(self, n_steps: int = 1) -> np.ndarray:
         """Noise for the next ``n_steps`` steps, shape ``(n_steps, *dim)``.
 
+        Not available in secure mode, where the noise must be added on a
+        grid: use :meth:`release`.
+
         Parameters
         ----------
         n_steps : int, default=1
@@ -426,6 +431,85 @@ class CorrelatedNoise:
         -------
         ndarray of shape ``(n_steps, *dim)``
         """
+        m = self._check_steps(n_steps)
+        z = gaussian_noise(1.0, (m,) + self.dim, self.rng, name="correlated noise (whitened)")
+        return self._shape(z)
+
+    def release(self, values, std: float, *, mechanism_mu: float, share: float = 1.0) -> np.ndarray:
+        """The next ``len(values)`` steps released: ``values + std * [C^{-1} Z]_t``.
+
+        In secure mode the released quantity is the strategy's output
+        ``C x / std`` plus exact discrete Gaussian noise, on a grid
+        (:class:`~skdp.mechanisms.GridPlan`); the returned steps are
+        ``std C^{-1}`` of that release (post-processing), the same
+        estimator as the default's.
+
+        Parameters
+        ----------
+        values : ndarray of shape ``(m, *dim)``
+            The exact values of the next m steps (the rows of x).
+        std : float
+            Noise std, > 0.
+        mechanism_mu : float
+            The stream's GDP parameter: the L2 sensitivity of ``C x / std``
+            over the whole stream (secure mode).
+        share : float, default=1.0
+            This stream's share of the mechanism's rounding allowance, when
+            the mechanism has several streams (``sum share**2 <= 1``).
+
+        Returns
+        -------
+        ndarray of shape ``(m, *dim)``
+
+        Notes
+        -----
+        In secure mode the stream's steps are blocks of one mechanism: step
+        t gets the share ``share * 2**-ceil(log2((t + 1) pi / sqrt(6)))``
+        of the rounding allowance, whose squares sum to at most ``share**2``
+        over an unbounded stream. It keeps the whitened past values, O(t *
+        dim) memory, and computes ``C x`` by an FFT convolution (Toeplitz
+        shapings) or a product with C.
+        """
+        values = np.asarray(values, dtype=float)
+        if not is_secure_mode():
+            return values + std * self.next(values.shape[0])
+        m = self._check_steps(values.shape[0])
+        width = int(np.prod(self.dim))
+        t0, t1 = self.n_steps_seen, self.n_steps_seen + m
+        x = values.reshape(m, width) / float(std)
+        buffer = getattr(self, "_x", np.empty((0, width)))
+        if buffer.shape[0] < t1:  # grow the history geometrically
+            grown = np.empty((max(t1, 2 * buffer.shape[0]), width))
+            grown[:t0] = buffer[:t0]
+            self._x = buffer = grown
+        buffer[t0:t1] = x
+        history = buffer[:t1]
+        if self._kind == "identity":
+            u = x
+        elif self._C is not None:
+            u = self._C[t0:t1, :t1] @ history
+        else:
+            cached = getattr(self, "_forward", np.empty(0))
+            if cached.shape[0] < t1:  # C's first column, grown geometrically
+                self._forward = cached = self.coefficients(max(t1, 2 * cached.shape[0]))
+            u = _toeplitz_apply(cached[:t1], history, t0, t1)
+        # The stream's sensitivity is recorded by its owner (sensitivity 0 here).
+        record_release("correlated noise (whitened, grid)", 0.0, 1.0)
+        out = np.empty_like(u)
+        # Step t's share of the rounding allowance, a power of two: constant
+        # over dyadic blocks of steps, so each block is one plan and one draw.
+        levels = np.ceil(np.log2((np.arange(t0, t1) + 1) * math.pi / math.sqrt(6.0))).astype(int)
+        plans = self.__dict__.setdefault("_plans", {})
+        for level in np.unique(levels).tolist():
+            rows = np.flatnonzero(levels == level)
+            key = (float(mechanism_mu), float(share), level)
+            if key not in plans:
+                plans[key] = GridPlan(1.0, (width,), mechanism_mu, share * 2.0 ** -max(level, 0))
+            plan = plans[key]
+            out[rows] = plan.release(u[rows], plan.draw(rows.size))  # the plan broadcasts over rows
+        return float(std) * self._shape(out.reshape((m,) + self.dim))
+
+    def _check_steps(self, n_steps) -> int:
         m = int(n_steps)
         if m < 0:
             raise ValueError(f"n_steps must be >= 0, got {n_steps}.")
@@ -433,7 +517,12 @@ class CorrelatedNoise:
         if self.horizon is not None and t0 + m > self.horizon:
             raise ValueError(f"The noise-shaping matrix has horizon {self.horizon}; "
                              f"{t0 + m} steps were asked for.")
-        z = gaussian_noise(1.0, (m,) + self.dim, self.rng, name="correlated noise (whitened)")
+        return m
+
+    def _shape(self, z: np.ndarray) -> np.ndarray:
+        """``[C^{-1} z]`` for the next ``len(z)`` steps, given their whitened ``z``; advances the stream."""
+        m = z.shape[0]
+        t0 = self.n_steps_seen
         self.n_steps_seen = t0 + m
         if self._kind == "identity" or m == 0:
             return z
@@ -452,16 +541,18 @@ class CorrelatedNoise:
             grown[:t0] = self._z[:t0]
             self._z = grown
         self._z[t0:t1] = z.reshape(m, width)
-        beta = self._coefficients(t1)
-        history = self._z[:t1]
-        if m == 1:
-            # Output row t is sum_k beta[t - k] z[k].
-            out = beta[::-1] @ history
-        elif m * t1 <= 64 * 4096:
-            out = _lower_toeplitz_rows(beta, t0, t1) @ history
-        else:
-            out = _causal_convolve(beta, history)[t0:t1]
+        out = _toeplitz_apply(self._coefficients(t1), self._z[:t1], t0, t1)
         return out.reshape(z.shape)
+
+
+def _toeplitz_apply(c: np.ndarray, history: np.ndarray, t0: int, t1: int) -> np.ndarray:
+    """Rows t0..t1-1 of ``T history`` for the lower-triangular Toeplitz T with first column c."""
+    m = t1 - t0
+    if m == 1:  # row t is sum_k c[t - k] history[k]
+        return (c[:t1][::-1] @ history)[None]
+    if m * t1 <= 64 * 4096:
+        return _lower_toeplitz_rows(c, t0, t1) @ history
+    return _causal_convolve(c, history)[t0:t1]
 
 
 def _causal_convolve(c: np.ndarray, z: np.ndarray) -> np.ndarray:

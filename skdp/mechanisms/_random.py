@@ -1,7 +1,11 @@
-"""Random generators and Gaussian noise: the one place skdp draws randomness from.
+"""Random generators, Gaussian noise and releases: the one place skdp draws randomness from.
 
-Every noise draw of every release goes through :func:`gaussian_noise`, which
-can record it (:func:`record_releases`): the mechanism's name, its L2
+Every release goes through :func:`gaussian_release` (or its forms
+:func:`symmetric_release`, :class:`PlannedRelease` and
+:meth:`CorrelatedNoise.release`): by default the value plus
+:func:`gaussian_noise`, in secure mode an exact discrete Gaussian release on
+a grid (:class:`~skdp.mechanisms.GridPlan`). Every draw can be recorded
+(:func:`record_releases`): the mechanism's name, its L2
 sensitivity, the noise std, the weight bound it assumed and a fingerprint of
 the generator's state. From such a log the GDP parameter of a fit can be
 recomposed, ``mu = sqrt(sum_i (sensitivity_i / std_i)**2)``, and two releases
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
+import math
 import secrets
 import threading
 from collections.abc import Iterator
@@ -21,93 +25,12 @@ from numbers import Integral
 
 import numpy as np
 
-__all__ = ["Release", "composed_mu", "gaussian_noise", "is_secure_mode", "make_rng",
-           "record_release", "record_releases", "secure_mode", "set_secure_mode", "spawn_rngs"]
+from skdp._secure import is_secure_mode, secure_mode, set_secure_mode
+from skdp.mechanisms._discrete_gaussian import GridPlan
 
-# Process-wide on purpose: a thread-local flag would be off in the worker
-# threads of a threaded GridSearchCV, silently accepting seeds there. The
-# environment variable carries it to worker processes started later (joblib's
-# process backends start Python afresh); SKDP_SECURE_MODE=1 set before Python
-# starts turns it on in every process from the first import.
-_ENV = "SKDP_SECURE_MODE"
-_SECURE = {"on": os.environ.get(_ENV) == "1"}
-
-
-def is_secure_mode() -> bool:
-    """Whether secure mode is on (see :func:`set_secure_mode`)."""
-    return _SECURE["on"]
-
-
-def set_secure_mode(enabled: bool) -> None:
-    """Turn secure mode on or off, for the whole process (all threads).
-
-    In secure mode every generator skdp makes is seeded with 256 bits from the
-    operating system's CSPRNG (:mod:`secrets`), and any user seed
-    (``random_state`` other than None) is refused with a ValueError, so a
-    release cannot be reproduced, and its noise subtracted, by anyone who
-    learns the seed.
-
-    Parameters
-    ----------
-    enabled : bool
-
-    Notes
-    -----
-    **Processes.** The setting is copied to the environment variable
-    ``SKDP_SECURE_MODE``, so worker processes started *afterwards* inherit
-    it; joblib reuses its process pool, and workers started before the call
-    do not see it. To be sure, set ``SKDP_SECURE_MODE=1`` before Python
-    starts, or use a thread backend (``n_jobs`` with
-    ``joblib.parallel_backend("threading")``).
-
-    What secure mode does **not** protect against:
-
-    - The generator itself is numpy's PCG64DXSM, which is fast but not a
-      cryptographic generator: an adversary who could observe many of its raw
-      outputs could in principle reconstruct its state. skdp only releases
-      outputs with data added, which makes this far harder, but it is not
-      ruled out by a proof.
-    - Floating-point attacks (Mironov, 2012): Gaussian noise on doubles is not
-      exactly Gaussian, and the low-order bits of a noisy release can reveal
-      the noiseless value. skdp does not snap or discretise its releases.
-    - Timing and other side channels of the computation.
-    - Anything outside skdp: copies of the data, logs, or the non-private
-      hyper-parameters you chose by looking at the data.
-    """
-    _SECURE["on"] = bool(enabled)
-    if enabled:
-        os.environ[_ENV] = "1"
-    else:
-        os.environ.pop(_ENV, None)
-
-
-@contextlib.contextmanager
-def secure_mode(enabled: bool = True) -> Iterator[None]:
-    """Context manager form of :func:`set_secure_mode`.
-
-    Parameters
-    ----------
-    enabled : bool, default=True
-        The setting inside the block; the previous one is restored after it.
-
-    Examples
-    --------
-    >>> from skdp.mechanisms import make_rng, secure_mode
-    >>> with secure_mode():
-    ...     rng = make_rng(None)      # seeded from the OS CSPRNG
-    >>> with secure_mode():
-    ...     make_rng(0)
-    Traceback (most recent call last):
-    ...
-    ValueError: Secure mode is on: a user seed (random_state=0) is refused...
-    """
-    previous = is_secure_mode()
-    set_secure_mode(enabled)
-    try:
-        yield
-    finally:
-        set_secure_mode(previous)
-
+__all__ = ["PlannedRelease", "Release", "composed_mu", "gaussian_noise", "gaussian_release",
+           "is_secure_mode", "make_rng", "record_release", "record_releases", "secure_mode",
+           "set_secure_mode", "spawn_rngs", "symmetric_release"]
 
 def make_rng(random_state=None, *, entry: int | None = None) -> np.random.Generator:
     """Turn a ``random_state`` parameter into a :class:`numpy.random.Generator`.
@@ -373,6 +296,10 @@ def gaussian_noise(std, size, rng: np.random.Generator, *, name: str = "gaussian
                    part=None, weight_power: int = 1) -> np.ndarray:
     """Draw ``N(0, std**2)`` noise of the given size: every noise draw of skdp comes here.
 
+    Releases call it through :func:`gaussian_release`; in secure mode it
+    refuses (RuntimeError), as noise added in floating point is not a
+    secure release.
+
     Parameters
     ----------
     std : float or array-like
@@ -403,9 +330,175 @@ def gaussian_noise(std, size, rng: np.random.Generator, *, name: str = "gaussian
     >>> gaussian_noise(2.0, (2, 3), make_rng(0)).shape
     (2, 3)
     """
+    if is_secure_mode():
+        raise RuntimeError(
+            "Secure mode is on: noise is only added on a grid, by gaussian_release, "
+            "PlannedRelease or CorrelatedNoise.release; gaussian_noise is not a release.")
     std = np.asarray(std, dtype=float)
     if not np.all(np.isfinite(std)) or np.any(std < 0):
         raise ValueError(f"Noise std must be finite and >= 0, got {std}.")
     if _RECORDERS:
         _record(name, sensitivity, std, weight, int(np.prod(size)), rng, part, weight_power)
     return rng.standard_normal(size) * std
+
+
+def _secure_mu(std, sensitivity: float, mechanism_mu) -> float:
+    if mechanism_mu is not None:
+        return float(mechanism_mu)
+    if not sensitivity:
+        raise ValueError("In secure mode a block of a joint release needs mechanism_mu "
+                         "(the whole mechanism's sensitivity in units of its noise).")
+    return float(sensitivity) / float(np.max(std))
+
+
+class PlannedRelease:
+    """Noise for ``count`` releases of one shape, drawn ahead; :meth:`add` makes release i.
+
+    For sequential algorithms that release one row's or one step's value at
+    a time with the same noise scale (DP-SSGD): the noise is drawn in one
+    call and recorded once. In secure mode it is integer discrete Gaussian
+    noise on a grid (:class:`~skdp.mechanisms.GridPlan`), and :meth:`add`
+    rounds the value to the grid before adding it.
+
+    Parameters
+    ----------
+    std, rng, name, sensitivity, weight, part, weight_power
+        As in :func:`gaussian_noise` (the sensitivity of each release).
+    count : int
+    shape : int or tuple of int
+        Shape of one release.
+    mechanism_mu : float or None, default=None
+        In secure mode: the L2 sensitivity, in units of the noise, of the
+        whole mechanism each release belongs to (default
+        ``sensitivity / max(std)``, a release that is a mechanism alone).
+    share : float, default=1.0
+        In secure mode: this block's share of the mechanism's rounding
+        allowance (``sum share**2 <= 1`` over its blocks).
+    """
+
+    def __init__(self, std, count: int, shape, rng: np.random.Generator, *,
+                 name: str = "gaussian", sensitivity: float = 0.0, weight: float | None = 1.0,
+                 part=None, weight_power: int = 1, mechanism_mu: float | None = None,
+                 share: float = 1.0) -> None:
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        std = np.broadcast_to(np.asarray(std, dtype=float), shape)
+        if not np.all(np.isfinite(std)) or np.any(std < 0):
+            raise ValueError(f"Noise std must be finite and >= 0, got {std}.")
+        self._secure = is_secure_mode()
+        if not self._secure:
+            self._noise = gaussian_noise(std, (int(count),) + shape, rng, name=name,
+                                         sensitivity=sensitivity, weight=weight, part=part,
+                                         weight_power=weight_power)
+            return
+        if _RECORDERS:
+            _record(name, sensitivity, std, weight, int(count) * math.prod(shape), None, part,
+                    weight_power)
+        # A coordinate without noise has no sensitivity (else the Gaussian
+        # calibration would be infinite): it is passed through.
+        self._noisy = std > 0
+        self._plan = GridPlan(std[self._noisy], (int(self._noisy.sum()),),
+                              _secure_mu(std, sensitivity, mechanism_mu), share)
+        self._noise = self._plan.draw(int(count))
+
+    def add(self, i: int, value) -> np.ndarray:
+        """Release i: ``value`` plus its noise (on the grid in secure mode).
+
+        Parameters
+        ----------
+        i : int
+        value : array-like of the release's shape
+
+        Returns
+        -------
+        ndarray of float
+        """
+        if not self._secure:
+            return np.asarray(value, dtype=float) + self._noise[i]
+        out = np.array(value, dtype=float)
+        out[self._noisy] = self._plan.release(out[self._noisy], self._noise[i])
+        return out
+
+
+def gaussian_release(value, std, rng: np.random.Generator, *, name: str = "gaussian",
+                     sensitivity: float = 0.0, weight: float | None = 1.0, part=None,
+                     weight_power: int = 1, mechanism_mu: float | None = None,
+                     share: float = 1.0) -> np.ndarray:
+    """Release ``value`` with Gaussian noise: ``value + N(0, std**2)``; every release of skdp comes here.
+
+    In secure mode (:func:`set_secure_mode`) the release is exact discrete
+    Gaussian noise added to ``value`` rounded to a grid
+    (:class:`~skdp.mechanisms.GridPlan`): as private as the Gaussian
+    calibration says, in zCDP, and free of floating-point leaks.
+
+    Parameters
+    ----------
+    value : float or array-like
+        The noiseless quantity.
+    std, rng, name, sensitivity, weight, part, weight_power
+        As in :func:`gaussian_noise`.
+    mechanism_mu : float or None, default=None
+        Secure mode: L2 sensitivity of the whole mechanism in units of its
+        noise; needed for a block recorded with sensitivity 0.
+    share : float, default=1.0
+        Secure mode: the block's share of the rounding allowance.
+
+    Returns
+    -------
+    ndarray of float, of the shape of ``value``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms import gaussian_release, make_rng
+    >>> gaussian_release(np.zeros(3), 1.0, make_rng(0), sensitivity=1.0).shape
+    (3,)
+    """
+    value = np.asarray(value, dtype=float)
+    return PlannedRelease(std, 1, value.shape, rng, name=name, sensitivity=sensitivity,
+                          weight=weight, part=part, weight_power=weight_power,
+                          mechanism_mu=mechanism_mu, share=share).add(0, value)
+
+
+def symmetric_release(matrix, std, rng: np.random.Generator, *, offdiagonal_std=None,
+                      name: str = "symmetric matrix", sensitivity: float = 0.0,
+                      weight: float | None = 1.0, part=None, weight_power: int = 1,
+                      mechanism_mu: float | None = None, share: float = 1.0) -> np.ndarray:
+    """Release a symmetric matrix: one noise draw per entry of the upper triangle, mirrored.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (q, q)
+        Symmetric; only its upper triangle (diagonal included) is read.
+    std : float
+        Noise std of each entry (of the diagonal, with ``offdiagonal_std``).
+    rng, name, sensitivity, weight, part, weight_power, mechanism_mu, share
+        As in :func:`gaussian_release`.
+    offdiagonal_std : float or None, default=None
+        Std of the off-diagonal entries, if not ``std``: ``std / sqrt(2)`` is
+        the distribution of ``std * (Z + Z^T) / 2``.
+
+    Returns
+    -------
+    ndarray of shape (q, q), symmetric
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    q = matrix.shape[0]
+    if not is_secure_mode():  # the draws (and so a seed's noise) of earlier versions
+        kw = dict(name=name, sensitivity=sensitivity, weight=weight, part=part,
+                  weight_power=weight_power)
+        if offdiagonal_std is not None:
+            Z = gaussian_noise(1.0, (q, q), rng, **kw)
+            return matrix + std * 0.5 * (Z + Z.T)
+        upper = np.triu(gaussian_noise(std, (q, q), rng, **kw))
+        return matrix + upper + np.triu(upper, 1).T
+    rows, cols = np.triu_indices(q)
+    stds = np.where(rows == cols, std, std if offdiagonal_std is None else offdiagonal_std)
+    if mechanism_mu is None:
+        mechanism_mu = _secure_mu(stds, sensitivity, None)
+    values = gaussian_release(matrix[rows, cols], stds, rng, name=name, sensitivity=sensitivity,
+                              weight=weight, part=part, weight_power=weight_power,
+                              mechanism_mu=mechanism_mu, share=share)
+    out = np.empty((q, q))
+    out[rows, cols] = values
+    out[cols, rows] = values
+    return out

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 
-from skdp.accounting import epsilon_from_mu, mu_from_epsilon_delta
+from skdp.accounting import budget_mu, spent_epsilon
 from skdp.exceptions import BudgetExceededError
 
 __all__ = ["FitAllowance", "Probe", "ProbeDone", "budget_params", "forget_noise",
@@ -157,7 +157,8 @@ def budget_params(estimator, mu: float, random_states: list) -> dict:
     their own declared ``(epsilon, delta)``: step j gets
     ``mu * mu_j / sqrt(sum_k mu_k**2)``, so the steps compose to exactly
     ``mu`` and keep the ratio you gave them. Each step's ``epsilon`` becomes
-    ``epsilon_from_mu(its share, its delta)``: its own exact calibration then
+    ``spent_epsilon(its share, its delta)`` (``epsilon_from_mu``, or the zCDP
+    conversion in secure mode): its own exact calibration then
     spends exactly its share.
 
     Parameters
@@ -180,12 +181,12 @@ def budget_params(estimator, mu: float, random_states: list) -> dict:
         delta (the budget cannot cover one fit).
     """
     steps = private_steps(estimator)
-    mus = [mu_from_epsilon_delta(step.epsilon, step.delta) for _, step in steps]
+    mus = [budget_mu(step.epsilon, step.delta) for _, step in steps]
     norm = math.sqrt(math.fsum(m * m for m in mus))
     params = {}
     for (prefix, step), m, state in zip(steps, mus, random_states):
         share = mu * m / norm * _ROUND_DOWN
-        epsilon = epsilon_from_mu(share, step.delta) if share > 0 else 0.0
+        epsilon = spent_epsilon(share, step.delta) if share > 0 else 0.0
         if not epsilon > 0.0:
             raise ValueError(
                 f"The budget cannot cover one fit: {type(step).__name__} would get mu={share:.3g}, "

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from skdp.mechanisms._random import gaussian_noise
+from skdp.mechanisms._random import gaussian_release
 
 __all__ = ["SCORINGS", "default_scoring", "noisy_mean_loss", "row_losses", "score_from_loss"]
 
@@ -89,8 +89,8 @@ def noisy_mean_loss(losses: np.ndarray, loss_bound: float, mu: float,
     -------
     float
     """
-    total = math.fsum(losses.tolist()) + float(gaussian_noise(
-        loss_bound / mu, (), rng, name="validation loss", sensitivity=loss_bound, weight=None))
+    total = float(gaussian_release(math.fsum(losses.tolist()), loss_bound / mu, rng,
+                                   name="validation loss", sensitivity=loss_bound, weight=None))
     return total / len(losses)
 
 

@@ -16,7 +16,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from skdp.accounting import epsilon_from_mu, mu_from_epsilon_delta
+from skdp.accounting import budget_mu
 from skdp.base import NoGeneratorPickleMixin, PrivacySpent
 from skdp.mechanisms import is_secure_mode, make_rng, spawn_rngs
 from skdp.mechanisms._random import release_part
@@ -224,7 +224,7 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
             raise ValueError(f"{type(self).__name__} got no candidate: the parameter grid is empty.")
         split_list = splits(n, self.cv, rng)
         m, k = len(params_list), len(split_list)
-        mu = mu_from_epsilon_delta(self.epsilon, self.delta)
+        mu = budget_mu(self.epsilon, self.delta)
         mu_candidate, mu_refit = selection_budget(
             mu, m, uses_per_row(split_list, n), self.refit, self.selection_share)
         ledger = self._ledger()
@@ -299,14 +299,11 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         self.scorer_ = scoring
         self.loss_bound_ = loss_bound
         self.n_splits_ = k
-        self.candidate_privacy_ = PrivacySpent(
-            epsilon_from_mu(mu_candidate, self.delta), float(self.delta), mu_candidate)
-        self.refit_privacy_ = (PrivacySpent(epsilon_from_mu(mu_refit, self.delta),
-                                            float(self.delta), mu_refit) if self.refit else None)
+        self.candidate_privacy_ = PrivacySpent.of(mu_candidate, self.delta)
+        self.refit_privacy_ = PrivacySpent.of(mu_refit, self.delta) if self.refit else None
         self.score_noise_std_ = np.array([loss_bound / (mu_candidate * len(val))
                                           for _, val in split_list])
-        self.privacy_spent_ = PrivacySpent(epsilon_from_mu(mu, self.delta), float(self.delta),
-                                           float(mu))
+        self.privacy_spent_ = PrivacySpent.of(mu, self.delta)
         return self
 
     def _results(self, params_list, split_scores):

@@ -18,7 +18,7 @@ from skdp.mechanisms import (
     WorkloadStream,
     blt_parameters,
     blt_sensitivity_factor,
-    gaussian_noise,
+    gaussian_release,
     noise_shaping_matrix,
     record_release,
     spawn_rngs,
@@ -28,7 +28,7 @@ from skdp.moments._cs import cs_noise_stds
 from skdp.moments._ime import ime_noise_stds
 from skdp.moments._jme import density_lambda, jme_noise_stds
 from skdp.moments._pp import pp_second_moment_inputs
-from skdp.moments._sums import moment_sums, symmetric_noise
+from skdp.moments._sums import moment_sums, second_moment_release
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
@@ -400,12 +400,16 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             partial(moment_sums, norm_bound=zeta, diagonal_only=self.diagonal_only), X, w1, w2)
         # One joint mechanism, mu_release-GDP by its calibration: its
         # sensitivity (in units of std1) is recorded with the first block.
-        first = first + gaussian_noise(std1, d, rng, name="moments (joint release)",
-                                       sensitivity=mu_release * std1, weight=W)
-        second = second + symmetric_noise(std2, d, rng, diagonal_only=self.diagonal_only)
+        # In secure mode its blocks share the grid's rounding allowance.
+        joint = dict(mechanism_mu=mu_release, share=1.0 / math.sqrt(3.0 if gamma else 2.0))
+        first = gaussian_release(first, std1, rng, name="moments (joint release)",
+                                 sensitivity=mu_release * std1, weight=W, **joint)
+        second = second_moment_release(second, std2, rng, diagonal_only=self.diagonal_only,
+                                       **joint)
         if gamma:  # the total weight, with noise std1 / gamma (same mechanism)
             norm1 = _noisy_total(
-                float(total) + float(gaussian_noise(std1 / gamma, (), rng, name="total weight")),
+                float(gaussian_release(float(total), std1 / gamma, rng, name="total weight",
+                                       **joint)),
                 std1 / gamma, n * W)
             first = first / norm1
             if kind2 == kind1:
@@ -478,6 +482,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         row2 = (d,) if self.diagonal_only else (d, d)
         return dict(
             d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=0, rows=0,
+            # Secure mode: the stream's mu, and each noise stream's share of its grid.
+            grid=dict(mechanism_mu=mu_stream, share=math.sqrt(0.5) if std2 is not None else 1.0),
             horizon=horizon if hard else None, method=self.method, debias=self.debias,
             per_row=per_row,
             diagonal_only=self.diagonal_only, kinds=(kind1, kind2),
@@ -500,11 +506,10 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
                              "this call would exceed it.")
         first, second, _ = moment_sums(X, norm_bound=state["zeta"],
                                        diagonal_only=state["diagonal_only"])
-        first = first + state["std1"] * state["noise1"].next(1)[0]
-        noise2 = state["noise2"].next(1)[0]
-        if not state["diagonal_only"]:
-            noise2 = 0.5 * (noise2 + noise2.T)
-        second = second + state["std2"] * noise2
+        first = state["noise1"].release(first[None], state["std1"], **state["grid"])[0]
+        second = state["noise2"].release(second[None], state["std2"], **state["grid"])[0]
+        if not state["diagonal_only"]:  # symmetrise the release (post-processing)
+            second = 0.5 * (second + second.T)
         counts = np.array([float(m)])
         Y = state["work1"].update(first[None], counts)
         S = state["work2"].update(second[None], counts)
@@ -527,18 +532,17 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         ones = np.ones(m)
         for a in range(0, m, step):
             b = min(m, a + step)
-            x_hat = X[a:b] + state["std1"] * state["noise1"].next(b - a)
+            x_hat = state["noise1"].release(X[a:b], state["std1"], **state["grid"])
             if state["method"] == "pp":
                 var = None
                 if state["debias"]:
                     var = state["std1"] ** 2 * state["noise1"].step_variances(t0 + a, t0 + b)
                 second = pp_second_moment_inputs(x_hat, var, diagonal_only=diag)
             else:
-                second = state["noise2"].next(b - a)
-                if not diag:
+                exact = X[a:b] ** 2 if diag else np.einsum("ti,tj->tij", X[a:b], X[a:b])
+                second = state["noise2"].release(exact, state["std2"], **state["grid"])
+                if not diag:  # symmetrise the release (post-processing)
                     second = 0.5 * (second + np.swapaxes(second, 1, 2))
-                second *= state["std2"]
-                second += X[a:b] ** 2 if diag else np.einsum("ti,tj->tij", X[a:b], X[a:b])
             Y = state["work1"].update(x_hat, ones[a:b])
             S = state["work2"].update(second, ones[a:b])
             if keep:

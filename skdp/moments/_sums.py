@@ -9,12 +9,14 @@ clipped to the norm bound and public (or bounded) per-row weights a, b.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from skdp.clipping import clip_factors
-from skdp.mechanisms._random import gaussian_noise
+from skdp.mechanisms._random import gaussian_release, symmetric_release
 
-__all__ = ["moment_sums", "symmetric_noise"]
+__all__ = ["moment_sums", "second_moment_release"]
 
 
 def moment_sums(X, weights1=None, weights2=None, *, norm_bound: float,
@@ -62,37 +64,36 @@ def moment_sums(X, weights1=None, weights2=None, *, norm_bound: float,
     return first, second, np.asarray(a.sum())
 
 
-def symmetric_noise(std, shape, rng: np.random.Generator, *, diagonal_only: bool = False,
-                    steps: int | None = None) -> np.ndarray:
-    """Gaussian noise for a symmetric second moment: ``std * (Z + Z^T) / 2``.
+def second_moment_release(second, std, rng: np.random.Generator, *, diagonal_only: bool = False,
+                          mechanism_mu: float | None = None, share: float = 1.0) -> np.ndarray:
+    """Release a symmetric second moment with noise ``std * (Z + Z^T) / 2``.
 
     The diagonal gets std ``std``, each off-diagonal pair one draw of std
     ``std / sqrt(2)``. This is the distribution of symmetrising noise of std
-    ``std`` on the full d x d matrix, so a release with it is post-processing
-    of a release whose sensitivity is that of the full ``x x^T`` (Frobenius
+    ``std`` on the full d x d matrix, so the release is post-processing of a
+    release whose sensitivity is that of the full ``x x^T`` (Frobenius
     norm): no privacy is lost, and half of the noise is averaged away.
 
     Parameters
     ----------
-    std : float or ndarray
-        Broadcast against the leading (steps) axis.
-    shape : int
-        d.
+    second : ndarray of shape (d, d), or (d,) with ``diagonal_only``
+        The exact second moment (symmetric).
+    std : float
     rng : numpy.random.Generator
     diagonal_only : bool, default=False
-        Noise for the diagonal alone: shape (d,).
-    steps : int or None, default=None
-        Leading axis for several steps.
+        The diagonal alone.
+    mechanism_mu, share : float
+        Secure mode: the joint release's mu and this block's share of its
+        grid allowance (see :func:`~skdp.mechanisms.gaussian_release`).
 
     Returns
     -------
-    ndarray of shape ([steps,] d, d) or ([steps,] d)
+    ndarray like ``second``
     """
-    d = int(shape)
-    lead = () if steps is None else (int(steps),)
     # Second-moment noise is one block of a joint release whose sensitivity
     # is recorded with its first block (sensitivity 0 here).
     if diagonal_only:
-        return gaussian_noise(1.0, lead + (d,), rng, name="second moment") * std
-    Z = gaussian_noise(1.0, lead + (d, d), rng, name="second moment")
-    return std * 0.5 * (Z + np.swapaxes(Z, -1, -2))
+        return gaussian_release(second, std, rng, name="second moment",
+                                mechanism_mu=mechanism_mu, share=share)
+    return symmetric_release(second, std, rng, offdiagonal_std=std / math.sqrt(2.0),
+                             name="second moment", mechanism_mu=mechanism_mu, share=share)

@@ -20,7 +20,7 @@ from skdp.clipping import (
     quantile_statistics,
     search_noise_std,
 )
-from skdp.mechanisms import gaussian_noise
+from skdp.mechanisms import gaussian_release
 from skdp.moments import c_d, r_d
 from skdp.moments._streaming import _noisy_total
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
@@ -297,13 +297,16 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         # One joint mechanism on the call's rows (parallel composition over calls):
         # its sensitivity is recorded with the first block.
         part = ("call", state.get("calls", 0))
-        s1 = s1 + gaussian_noise(std1, d, rng, name="scaler sums", sensitivity=state["sens"],
-                                 weight=state["W"], part=part)
+        # In secure mode its blocks share the grid's rounding allowance.
+        joint = dict(part=part, mechanism_mu=state["sens"] / std1,
+                     share=1.0 / math.sqrt(2.0 if std2 is None else 3.0))
+        s1 = gaussian_release(s1, std1, rng, name="scaler sums", sensitivity=state["sens"],
+                              weight=state["W"], **joint)
         # Without with_std the squares are never released: none is kept.
-        s2 = s2 + gaussian_noise(std2, d, rng, name="scaler sums of squares", part=part) \
+        s2 = gaussian_release(s2, std2, rng, name="scaler sums of squares", **joint) \
             if std2 is not None else np.zeros(d)
-        total = float(total) + float(gaussian_noise(std_w, (), rng, name="scaler total weight",
-                                                    part=part))
+        total = float(gaussian_release(float(total), std_w, rng, name="scaler total weight",
+                                       **joint))
         a, b, c = state["sums"]
         state["sums"] = (a + s1, b + s2, c + total)
         state["n"] += X.shape[0]

@@ -2,8 +2,8 @@
 
 False alarms: each audit's two Clopper-Pearson bounds fail with probability
 ``ALPHA`` each, so a correctly private estimator fails its audit with
-probability at most ``2 * ALPHA``; over the ``len(SCENARIOS)`` audits of the
-suite that is at most ``2 * ALPHA * len(SCENARIOS) = 1e-3``. The seeds are
+probability at most ``2 * ALPHA``; over the audits of the suite (``SCENARIOS``, and
+``SECURE_SCENARIOS`` again in secure mode) that is at most 1e-3. The seeds are
 fixed, so a given environment gives the same answer every run.
 
 Power: the broken mechanisms below (noise halved, so the true mu is twice
@@ -18,11 +18,15 @@ from scipy import stats
 import skdp.linear_model._dpgd as dpgd_module
 import skdp.moments._streaming as streaming_module
 import skdp.preprocessing._scaler as scaler_module
-from skdp.mechanisms import gaussian_noise
+from skdp.accounting import budget_mu
+from skdp.mechanisms import gaussian_release, secure_mode
 from skdp.utils._audit import audit, clopper_pearson_upper, lower_bounds
 
 N_CALIBRATION, N_TEST = 300, 1000
-ALPHA = 1e-3 / (2 * len(SCENARIOS))
+# Audited again in secure mode (see the last test).
+SECURE_SCENARIOS = ["DPLinearRegressionGD", "DPSGDRegressor(noise='nu', epochs=2)",
+                    "StreamingMomentEstimator(jme, both moments)", "DPStandardScaler(max_weight=0.5)"]
+ALPHA = 1e-3 / (2 * (len(SCENARIOS) + len(SECURE_SCENARIOS)))
 
 
 def _run_audit(scenario, seed=0):
@@ -42,10 +46,10 @@ def _scenario(name):
 
 
 def test_audit_catches_dpgd_with_half_the_noise(monkeypatch):
-    def half_noise(std, size, rng, **record):
-        return gaussian_noise(np.asarray(std) / 2.0, size, rng, **record)
+    def half_noise(value, std, rng, **record):
+        return gaussian_release(value, np.asarray(std) / 2.0, rng, **record)
 
-    monkeypatch.setattr(dpgd_module, "gaussian_noise", half_noise)
+    monkeypatch.setattr(dpgd_module, "gaussian_release", half_noise)
     scenario = _scenario("DPLinearRegressionGD")
     result = _run_audit(scenario)
     assert result.mu_lb > scenario.mu, result
@@ -112,3 +116,22 @@ def test_audit_on_a_gaussian_mechanism_is_valid_and_nearly_tight():
 
     result = audit(run, n_calibration=N_CALIBRATION, n_test=N_TEST, alpha=ALPHA, delta=1e-5)
     assert 1.4 < result.mu_lb <= 2.0
+
+
+@pytest.mark.parametrize("name", SECURE_SCENARIOS)
+def test_audit_in_secure_mode_does_not_exceed_claim(name):
+    """The same audits with exact discrete Gaussian grid releases.
+
+    Secure mode refuses seeds, so these trials draw from the OS CSPRNG and
+    are not reproducible; the false-alarm rate is the same (2 ALPHA each).
+    The claim is zCDP: epsilon at delta is still at most the budget, and
+    the noise is that of mu = sqrt(2 rho), below the default's mu.
+    """
+    scenario = _scenario(name)
+    run = quiet(scenario.run)
+    with secure_mode():
+        mu = budget_mu(scenario.epsilon, scenario.delta)
+        result = audit(lambda neighbour, seed: run(neighbour, None), n_calibration=N_CALIBRATION,
+                       n_test=N_TEST, alpha=ALPHA, delta=scenario.delta)
+    assert result.epsilon_lb <= scenario.epsilon, result
+    assert result.mu_lb <= mu, result
