@@ -344,7 +344,10 @@ class GridPlan:
         if not np.all(np.isfinite(value)):
             raise ValueError("A secure-mode release must be finite.")
         scaled = np.ldexp(value, -self.exponent)        # exact: a power of two
-        if scaled.size and np.max(np.abs(scaled)) >= 2.0 ** 62:
+        # Both terms below 2**61, so their int64 sum cannot wrap around (the
+        # noise's scale is below 2**56: a draw beyond 2**61 never happens).
+        if scaled.size and (np.max(np.abs(scaled)) >= 2.0 ** 61
+                            or np.max(np.abs(noise)) >= 2 ** 61):
             raise OverflowError("The release is too large for its grid.")
         integers = np.rint(scaled).astype(np.int64) + noise
         return np.ldexp(integers.astype(float), self.exponent)
