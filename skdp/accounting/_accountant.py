@@ -243,9 +243,6 @@ class BudgetAccountant:
             return math.sqrt(2.0 * rho_from_epsilon_delta(eps, delta))
         return mu_from_epsilon_delta(eps, delta)
 
-    def _epsilon(self, mu: float, delta: float, zcdp: bool) -> float:
-        return spent_epsilon(mu, delta, zcdp=zcdp)
-
     @property
     def spent_mu(self) -> float:
         with self._synced(charging=False):
@@ -272,7 +269,7 @@ class BudgetAccountant:
             zcdp = self._zcdp()
         if mu_sq == 0.0:
             return other_eps, other_delta
-        return (self._epsilon(math.sqrt(mu_sq), self.delta - other_delta, zcdp) + other_eps,
+        return (spent_epsilon(math.sqrt(mu_sq), self.delta - other_delta, zcdp=zcdp) + other_eps,
                 self.delta)
 
     def remaining(self) -> tuple[float, float]:
@@ -291,7 +288,7 @@ class BudgetAccountant:
         if left_sq <= (_SLACK * budget) ** 2:
             return 0.0, 0.0
         delta = self.delta - other_delta
-        return self._epsilon(math.sqrt(left_sq), delta, zcdp), delta
+        return spent_epsilon(math.sqrt(left_sq), delta, zcdp=zcdp), delta
 
     def remaining_mu(self) -> float:
         """The largest further Gaussian charge, as a GDP mu.
@@ -318,7 +315,7 @@ class BudgetAccountant:
         budget = self._gaussian_budget_mu(other_eps, other_delta, zcdp)
         left_mu = math.sqrt(max(budget * budget - mu_sq, 0.0))
         delta_left = self.delta - other_delta
-        eps_left = (self._epsilon(left_mu, delta_left, zcdp)
+        eps_left = (spent_epsilon(left_mu, delta_left, zcdp=zcdp)
                     if left_mu > _SLACK * budget and delta_left > 0 else 0.0)
         raise BudgetExceededError(
             f"Privacy budget exceeded: asked for {asked}, but only "
@@ -358,7 +355,7 @@ class BudgetAccountant:
             budget = self._gaussian_budget_mu(other_eps, other_delta, zcdp)
             if mu_sq + mu * mu > budget * budget * (1.0 + _SLACK):
                 delta = self.delta - other_delta
-                eps = self._epsilon(mu, delta, zcdp) if mu > 0 and delta > 0 else math.inf
+                eps = spent_epsilon(mu, delta, zcdp=zcdp) if mu > 0 and delta > 0 else math.inf
                 self._refuse(f"mu={mu:.6g} (epsilon={eps:.6g} at delta={delta:.3g})",
                              mu_sq, other_eps, other_delta, zcdp)
             return self._record(Charge(label=str(label), mu=mu, zcdp=is_secure_mode()))
