@@ -185,7 +185,8 @@ def _regress(args: argparse.Namespace) -> int:
                                          "ci_high": float(row.iloc[5])}
                              for name, row in table.iterrows()},
             "privacy_spent": {"epsilon": spent.epsilon, "delta": spent.delta, "mu": spent.mu},
-            "privacy_shares": reg.privacy_shares_, "warnings": notes,
+            "privacy_shares": reg.privacy_shares_, "notes": table.attrs["notes"],
+            "warnings": notes,
         }, indent=2))
         return 0
     import pandas as pd
@@ -200,9 +201,8 @@ def _regress(args: argparse.Namespace) -> int:
         print(table.to_string())
     print(f"Privacy spent: epsilon = {spent.epsilon:.4g}, delta = {spent.delta:g} "
           f"(mu = {spent.mu:.4g}), replace-one adjacency.")
-    if reg.clipped_fraction_ is not None:
-        print(f"Clipped gradients at the estimate (private count): "
-              f"{100 * reg.clipped_fraction_:.2f}% (noise sd {100 * reg.clipped_fraction_std_:.2f}%)")
+    for note in table.attrs["notes"]:
+        print(f"Note: {note}")
     for note in notes:
         print(f"Warning: {note}")
     if args.bounds is None:

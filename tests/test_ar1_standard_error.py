@@ -48,26 +48,31 @@ def test_estimate_weights_reproduce_the_estimates():
     np.testing.assert_allclose(w @ it, it[7:].mean(axis=0))
 
 
-def test_upper_phi_is_above_the_true_phi_about_97_percent_of_the_time():
+def test_upper_phi_is_above_the_true_phi_as_often_as_its_margin_says():
     # Least-squares phi over T = 2000 steps at phi = 0.9: standard error
     # sqrt((1 - phi**2) / T) = 0.0097, its small-sample bias -(1 + 3 phi) / T
-    # added back, so phi_hat + 2 se >= phi with probability about Phi(2) =
-    # 0.977. Over 400 series the fraction has sd 0.0075: 0.93 is 6 sd below.
+    # added back, so phi_hat + z se >= phi with probability about Phi(z):
+    # 0.841 at the default z = 1, 0.977 at z = 2. Over 400 series the
+    # fraction has sd at most 0.018: 0.78 and 0.93 are 3.4 and 2.6 sd below.
     x = _ar1(0.9, 2000, 400, np.random.default_rng(1))
-    up = ar1_upper_phi(x, 1.0)
-    assert np.mean(up >= 0.9) >= 0.93
-    assert np.all(up <= 1.0)
+    assert np.mean(ar1_upper_phi(x, 1.0) >= 0.9) >= 0.78
+    assert np.mean(ar1_upper_phi(x, 1.0, z=2.0) >= 0.9) >= 0.93
+    assert np.all(ar1_upper_phi(x, 1.0) <= 1.0)
 
 
-def test_short_slow_runs_get_the_random_walk_bound():
-    # 30 steps at phi = 0.999 cannot tell phi from 1: the bound is then the
-    # random walk's (the empirical batch spread is about 5x too small there).
-    # Least squares alone is far below 1 there (Dickey-Fuller: T (phi_hat -
-    # 1) has mean about -5.5 with a fitted mean); with Kendall's correction
-    # and 2 se the upper phi reaches 1 in about 95% of 400 series (sd 0.011);
-    # 0.9 is 4.5 sd below.
+def test_short_slow_runs_get_about_the_random_walk_variance():
+    # 30 steps at phi = 0.999 cannot tell phi from 1. Least squares alone is
+    # far below 1 there (Dickey-Fuller: T (phi_hat - 1) has mean about -5.5
+    # with a fitted mean); with Kendall's correction and one se the upper
+    # phi reaches 1 in about 75% of 400 series (0.955 with 2 se) and the
+    # variance of the estimate it gives is at least 0.9 of the true one in
+    # about 75% (sd 0.022): 0.65 is 4.5 sd below.
     x = _ar1(0.999, 30, 400, np.random.default_rng(2))
-    assert np.mean(ar1_upper_phi(x, 1.0) == 1.0) >= 0.9
+    w = estimate_weights(30, "batched_means", 10, 10)
+    var = ar1_weighted_variance(ar1_upper_phi(x, 1.0), w, 1.0)[0]
+    true = ar1_weighted_variance(np.array([0.999]), w, 1.0)[0][0]
+    assert np.mean(var >= 0.9 * true) >= 0.65
+    assert np.mean(ar1_upper_phi(x, 1.0, z=2.0) == 1.0) >= 0.9
 
 
 def test_model_covariance_covers_a_slow_rotated_recursion():
@@ -75,9 +80,14 @@ def test_model_covariance_covers_a_slow_rotated_recursion():
     # rotated away from the preconditioner's basis (P = I) and one slow
     # direction (contraction 0.01), theta* = 0. 60 steps, the mean of the
     # last 40: the empirical errors cannot see the slow direction, the model
-    # does. Nominal 90% intervals from the model's standard errors: over 300
-    # runs the coverage of each coordinate has sd at most 0.017 at 0.9, so
-    # 0.85 is 2.9 sd below (the raised phi makes the intervals conservative).
+    # does. Nominal 90% intervals from the model's standard errors alone
+    # (the fit also takes the empirical ones): with phi raised by one se
+    # they cover about 0.91 in the fast coordinates and 0.85 in the one the
+    # slow direction loads on most (it mixes for less than a run, where the
+    # least-squares phi is biased low beyond Kendall's correction; two se
+    # covered 0.92-0.97 here, but gave standard errors 2-10x the actual
+    # spread on the small tables of benchmarks/interval_suite.py). Over 300
+    # runs a coverage near 0.85 has sd 0.021: 0.79 is 2.9 sd below.
     rng = np.random.default_rng(3)
     q, T, s = 3, 60, 0.5
     Q = np.linalg.qr(rng.normal(size=(q, q)))[0]
@@ -93,7 +103,7 @@ def test_model_covariance_covers_a_slow_rotated_recursion():
         run = np.array(run)
         se = np.sqrt(np.diag(dpgd_model_covariance([run], np.zeros(q), w, s, None, np.zeros(q))))
         covered.append(np.abs(w @ run) <= 1.645 * se)
-    assert np.all(np.mean(covered, axis=0) >= 0.85)
+    assert np.all(np.mean(covered, axis=0) >= 0.79)
 
 
 def test_pilot_variance_counts_noise_and_ridge_bias():
@@ -109,11 +119,13 @@ def test_model_covariance_is_not_wide_where_the_gram_resolves_the_curvature():
     # Preconditioner P = V D^{-1/2} V^T (a rotated, uneven D) and A with P A P =
     # 0.6 I: every direction contracts by 0.6 per step (phi = 0.4). The Gram's
     # cap (here its exact contraction, 0.6) keeps the 30-step runs' fitted phi
-    # (standard error ~0.17, raised by 2 se) from inflating the variance. Over
-    # 200 runs the mean model variance is within [0.9, 1.6] of the Monte Carlo
-    # variance of the estimate (4000 runs: relative sd 2.2%); the upper 1.6
-    # allows the Kendall correction's bias at phi = 0.4 and the 2 se margin
-    # where the cap and the fitted phi cross.
+    # (standard error ~0.17, raised by one se) from inflating the variance. Over
+    # 200 runs the mean model variance is within [0.8, 1.3] of the Monte Carlo
+    # variance of the estimate (4000 runs: relative sd 2.2%). The phi used is
+    # min(phi_hat + se, 0.4), below the truth when phi_hat + se < 0.4 (about
+    # 16% of runs), so the mean model variance is about 0.9 of the truth (the
+    # mean over 200 runs has a relative sd of about 2%); 0.8 is 3.5 combined
+    # sd below that, and 1.3 allows the Kendall correction's bias.
     rng = np.random.default_rng(4)
     q, T, s = 3, 30, 0.3
     V = np.linalg.qr(rng.normal(size=(q, q)))[0]
@@ -134,4 +146,38 @@ def test_model_covariance_is_not_wide_where_the_gram_resolves_the_curvature():
     model = np.mean([np.diag(dpgd_model_covariance([r], np.zeros(q), w, s, (D, V), np.zeros(q),
                                                    curvature=np.full(q, 0.6)))
                      for r in run(200)], axis=0)
-    assert np.all(model / true_var >= 0.9) and np.all(model / true_var <= 1.6)
+    assert np.all(model / true_var >= 0.8) and np.all(model / true_var <= 1.3)
+
+
+def test_pilot_variance_bounds_the_signal_by_the_label_moment_where_resolved():
+    # Issue 23, item 4: in the directions the Gram resolves (eigenvalue above
+    # the noise norm e) the squared signal is bounded by S / (lambda - e),
+    # whatever the estimate; elsewhere the estimate stands in.
+    lam, V = np.array([0.05, 2.0]), np.eye(2)
+    theta = np.array([3.0, 4.0])
+    out = pilot_variance(theta, lam, V, 0.5, 0.1, 0.2, signal_bound=1.5, noise_norm=0.1)
+    share = np.array([max(9.0, 25.0 / 2), 1.5 / (2.0 - 0.1)])
+    tau2 = 0.2**2 + 2 * 0.1**2 * share.sum()
+    np.testing.assert_allclose(out, (tau2 + 0.25 * share) / (lam + 0.5))
+
+
+def test_the_signal_bound_holds_for_the_worst_signal_to_first_order():
+    # The bound (v_k . theta*)**2 <= S / (lambda_k - e) for an eigenvector of
+    # A_hat = A + E with lambda_k > e = sigma (2 sqrt(q) + 3) holds to first
+    # order in E. Its exact left side for the worst theta* (theta* A theta* =
+    # S) is S v_k . A^{-1} v_k: over 3000 random spectra and noise levels it
+    # exceeded the bound in 4 of 13,196 resolved directions (at most by 11%).
+    # 0.5% of them is 16x that.
+    rng = np.random.default_rng(0)
+    q, over, total = 5, 0, 0
+    for _ in range(3000):
+        Q = np.linalg.qr(rng.normal(size=(q, q)))[0]
+        A = (Q * rng.uniform(0.05, 3.0, q)) @ Q.T
+        sigma = rng.uniform(0.005, 0.1)
+        G = rng.normal(size=(q, q)) * sigma
+        lam, V = np.linalg.eigh(A + (G + G.T) / np.sqrt(2.0))
+        e = sigma * (2.0 * np.sqrt(q) + 3.0)
+        for k in np.flatnonzero(lam > e):
+            total += 1
+            over += V[:, k] @ np.linalg.solve(A, V[:, k]) > 1.0 / (lam[k] - e)
+    assert total > 10_000 and over <= 0.005 * total

@@ -64,6 +64,33 @@ def test_every_release_is_calibrated_to_its_share_of_the_budget(ci_method, clip_
     assert reg.privacy_spent_.delta == 1e-7
 
 
+
+@pytest.mark.parametrize("kw", [{}, {"bounds_X": (-5, 5), "bounds_y": (-5, 6)},
+                                {"clip_norm": 2.0, "ci_method": "independent_runs"},
+                                {"gram_share": 0.0, "population_share": 0.0}])
+def test_the_drawn_releases_are_the_plan_in_its_order(kw):
+    # Issue 23, item 7: the table of releases (RELEASES) is the fit's plan. The
+    # recorded noise draws, grouped by consecutive mechanism, come in the
+    # table's order, and each group recomposes to its planned share of mu**2.
+    from skdp.linear_model._dpgd import RELEASES
+    from skdp.mechanisms import composed_mu, record_releases
+
+    X, y, _ = _data()
+    with record_releases() as log:
+        reg = DPLinearRegressionGD(random_state=0, **kw).fit(X, y)
+    groups = []
+    for release in log:
+        if groups and groups[-1][0] == release.name:
+            groups[-1][1].append(release)
+        else:
+            groups.append((release.name, [release]))
+    planned = [key for key, _, _ in RELEASES if key in reg.privacy_shares_]
+    assert len(groups) == len(planned)
+    mu = reg.privacy_spent_.mu
+    for key, (_, releases) in zip(planned, groups):
+        assert composed_mu(releases) == pytest.approx(
+            mu * math.sqrt(reg.privacy_shares_[key]), rel=1e-9), key
+
 def test_declared_bounds_need_no_bound_quantile_and_shares_are_validated():
     X, y, _ = _data()
     reg = DPLinearRegressionGD(bounds_X=(-5, 5), bounds_y=(-5, 6), random_state=0).fit(X, y)
@@ -531,6 +558,23 @@ def test_collinear_columns_are_named_and_their_intervals_are_wide(extra):
     # The pair is not identified: its intervals are wider than twice the
     # largest true coefficient (1), while b's is about 0.05-0.3 wide.
     assert width[pair].min() > 2.0 > 5 * width["b"]
+    # The summary's notes name them too (item 8), and say no interval is bias-bounded.
+    assert set(pair) <= set(reg.unresolved_features_) and "b" not in reg.unresolved_features_
+    notes = table.attrs["notes"]
+    assert any(all(name in note for name in pair) for note in notes)
+    assert any("none is bias-bounded" in note for note in notes)
+
+
+def test_summary_notes_say_what_the_intervals_cover_and_what_clipping_saw():
+    X, y, _ = _data()
+    reg = DPLinearRegressionGD(random_state=0).fit(X, y)
+    assert reg.unresolved_features_ == []
+    notes = reg.summary().attrs["notes"]
+    assert len(notes) == 2 and "least-squares solution of the fitted rows" in notes[0]
+    assert f"{100 * reg.clipped_fraction_:.2g}% of the per-example gradients" in notes[1]
+    assert "population" in reg.summary(target="population").attrs["notes"][0]
+    unchecked = DPLinearRegressionGD(clip_share=0.0, random_state=0).fit(X, y)
+    assert "not checked" in unchecked.summary().attrs["notes"][1]
 
 
 def test_a_budget_too_small_for_the_whole_spectrum_is_not_called_collinearity():

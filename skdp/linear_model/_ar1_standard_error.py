@@ -16,8 +16,9 @@ the true standard deviation at epsilon 1, 0.5-0.7 in the collinear columns
 at epsilon 10). :func:`dpgd_model_covariance` takes the run to the
 eigenbasis of its fitted (symmetrised) VAR(1) coefficient, where the
 directions decouple; :func:`ar1_upper_phi` estimates each direction's phi
-and raises it by two standard errors (the variance grows with phi, so this
-errs on the wide side); :func:`ar1_weighted_variance` gives the variance of
+and raises it by one standard error, to its upper 84% confidence bound (the
+variance grows with phi, so this errs on the wide side);
+:func:`ar1_weighted_variance` gives the variance of
 the estimate exactly for that phi, including the share of the start's error
 that the run has not forgotten. The start is the pilot ``(A_hat + r
 I)^{-1} b_hat`` from the private Gram matrix; its error variance follows
@@ -33,8 +34,12 @@ import numpy as np
 __all__ = ["ar1_upper_phi", "ar1_weighted_variance", "dpgd_model_covariance",
            "pilot_variance"]
 
-#: Standard errors added to the least-squares phi.
-PHI_MARGIN = 2.0
+#: Standard errors added to the least-squares phi. Two (a 97.7% bound) gave
+#: standard errors 2-10x the actual spread of the estimates on long runs over
+#: small tables; none, even with Satterthwaite's degrees of freedom for the
+#: uncertainty of phi, under-covered without a warning on four cells of 68.
+#: One holds on both halves of ``benchmarks/interval_suite.py`` (issue 23).
+PHI_MARGIN = 1.0
 
 
 def ar1_upper_phi(series: np.ndarray, step_std: float, z: float = PHI_MARGIN) -> np.ndarray:
@@ -106,7 +111,8 @@ def ar1_weighted_variance(phi: np.ndarray, weights: np.ndarray,
 
 
 def pilot_variance(theta: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.ndarray,
-                   ridge: float, sigma_a: float, sigma_b: float) -> np.ndarray:
+                   ridge: float, sigma_a: float, sigma_b: float,
+                   signal_bound: float | None = None, noise_norm: float = 0.0) -> np.ndarray:
     """Error variance of the ridge pilot in the coordinates ``x = D^{1/2} V^T theta``.
 
     The pilot ``(A_hat + r I)^{-1} b_hat`` with ``A_hat = A + E`` and ``b_hat
@@ -117,8 +123,17 @@ def pilot_variance(theta: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.
     ||theta*||**2`` when every entry of E has std sigma_a, the bound allows
     for a diagonal twice as noisy), which ``D^{-1/2} V^T`` maps to variance
     ``tau**2 / D_k`` per coordinate; the ridge's bias ``r D_k^{-1/2}
-    (V^T theta*)_k`` is counted as a variance. theta* is replaced by the
-    estimate.
+    (V^T theta*)_k`` is counted as a variance.
+
+    theta* is unknown. With ``signal_bound`` S, an upper bound on ``theta* .
+    A theta*`` (``A_yy``: the fitted sum of squares is at most the labels'),
+    Cauchy-Schwarz gives ``(v . theta*)**2 <= (v . A^{-1} v) S``, and for an
+    eigenvector ``v_k`` of ``A_hat`` whose eigenvalue clears the noise norm
+    e, ``v_k . A^{-1} v_k <= 1 / (lambda_k - e)`` to first order in E: there
+    ``(V^T theta*)_k**2`` is bounded by ``S / (lambda_k - e)``, whatever the
+    estimate. In the directions the Gram matrix cannot resolve (and for all
+    of them without S) the estimate stands in for theta*, its squared norm
+    spread evenly as a floor.
 
     Parameters
     ----------
@@ -127,6 +142,11 @@ def pilot_variance(theta: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.
         Of ``A_hat`` (eigenvalues floored at 0).
     ridge : float
     sigma_a, sigma_b : float
+    signal_bound : float or None, default=None
+        Upper bound on ``theta* . A theta*``; valid only when the Gram
+        matrix saw the rows unclipped (declared bounds).
+    noise_norm : float, default=0.0
+        e, a high-probability bound on ``||E||``.
 
     Returns
     -------
@@ -136,10 +156,15 @@ def pilot_variance(theta: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.
     # float64 arithmetic: an extreme declared norm_bound overflows to inf (which the
     # fit reports) instead of raising OverflowError from Python floats.
     sigma_a, sigma_b, ridge = np.float64(sigma_a), np.float64(sigma_b), np.float64(ridge)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         norm2 = theta @ theta
-        tau2 = sigma_b**2 + 2.0 * sigma_a**2 * norm2
         share = np.maximum((eigenvectors.T @ theta) ** 2, norm2 / theta.shape[0])
+        if signal_bound is not None:
+            resolved = eigenvalues > noise_norm
+            bound = np.float64(signal_bound) / np.where(resolved, eigenvalues - noise_norm, 1.0)
+            share = np.where(resolved, bound, share)
+            norm2 = float(np.sum(share))
+        tau2 = sigma_b**2 + 2.0 * sigma_a**2 * norm2
         return (tau2 + ridge**2 * share) / d
 
 
@@ -161,8 +186,8 @@ def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
 
     Short runs estimate phi poorly (standard error about ``1 / sqrt(T)``),
     and the raised phi alone would make the intervals of a well-conditioned
-    problem several times too wide (measured: 3-6x at 20,000 rows and 23-44
-    steps). Where the private Gram matrix resolves the curvature, it caps
+    problem several times too wide (measured with two standard errors: 3-6x
+    at 20,000 rows and 23-44 steps). Where the private Gram matrix resolves the curvature, it caps
     phi: with ``A = A_hat - E`` and ``||E|| <= e``, the preconditioned
     Hessian in the x coordinates is at least ``diag((lambda_k - e) /
     D_k)``, so a unit direction u contracts by at least ``eta sum_k u_k**2

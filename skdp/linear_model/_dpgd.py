@@ -6,6 +6,7 @@ import math
 import warnings
 from functools import partial
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -66,6 +67,72 @@ CLIP_QUANTILE_PART = 0.8
 CURVATURE_MARGIN = 3.0
 #: Share of ``gram_share`` spent on the Gram row bound when none is declared.
 NORM_QUANTILE_PART = 0.25
+
+#: The releases of one fit, in the order they are drawn: (key in ``privacy_shares_``,
+#: what is released, its replace-one L2 sensitivity). W bounds the weights, C is
+#: the clip norm, n the public number of rows. Everything else the fit computes
+#: (the preconditioner, the step plan, the intervals, the warnings) is
+#: post-processing of these.
+RELEASES = (
+    ("gram_bound", "high quantiles of the row norms ||(x_i, 1)|| and labels |y_i|, a noisy "
+     "binary search on a public grid (only without a declared bound)",
+     "sqrt(2) per comparison (two counts of unweighted rows)"),
+    ("gram", "Gram matrix of the rows (z_i / B, y_i / B_y), each clipped to norm sqrt(2)",
+     "2 sqrt(2) W (sqrt(2) W b**2 for rows of norm b)"),
+    ("clip_quantile", "a high quantile of the gradient norms ||P z_i r_i|| at the pilot, a "
+     "noisy binary search (only with clip_norm=None)", "1 per comparison (unweighted rows)"),
+    ("gradient_descent", "T means of the n clipped gradients clip(P z_i r_i w_i, C)",
+     "2 W C / n per step"),
+    ("population", "the meat sum_i c_i c_i^T of the clipped gradients at the estimate",
+     "sqrt(2) W**2 C**2"),
+    ("clip_check", "count and capped excess of the clipped gradients at the estimate",
+     "sqrt(2)"),
+)
+
+
+class _Data(NamedTuple):
+    """Validated inputs on the fitting scale, and the public quantities of the plan."""
+
+    X: object
+    y: object
+    w: object
+    W: float
+    n: int
+    p: int
+    q: int
+    bx: object
+    by: object
+    declared: bool
+    eta: float
+    scaling: object
+
+
+class _GramRelease(NamedTuple):
+    """Releases 1-2 and what follows from them: the preconditioner and the rows' ``||P z_i||``."""
+
+    pre: object
+    root: object
+    norm_bound: float | None
+    label_bound: float
+    entry_std: float | None
+    leverage: object
+    unresolved: list
+
+
+class _Steps(NamedTuple):
+    """Release 4: the runs of iterates, the estimates they give, and their plan."""
+
+    iterate_runs: list
+    estimates: np.ndarray
+    estimates_orig: np.ndarray
+    scale_map: np.ndarray
+    theta0: np.ndarray
+    runs: int
+    per_run: int
+    burn: int
+    total: int
+    noise_std: float
+    wanted: int | None
 
 
 def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
@@ -332,6 +399,10 @@ clipped_fraction_ : float or None
 clipped_fraction_std_ : float or None
 norm_bound_ : float
     The Gram row bound used (fitting scale).
+unresolved_features_ : list of str
+    Coefficients (feature names, 'intercept') loading on directions the
+    private Gram matrix cannot resolve, as named by the collinearity
+    warning; empty without one.
 privacy_spent_ : PrivacySpent
     ``(epsilon, delta, mu)`` of this fit: every release below composed.
 privacy_shares_ : dict
@@ -359,12 +430,13 @@ Notes
 replaced by another; n is public. The fit is an adaptive composition of
 Gaussian mechanisms, each with a stated replace-one sensitivity:
 
-1. without a declared row bound, a private quantile of the row norms
-   ``||(x_i, 1, y_i)||`` (noisy binary search on signed counts, sensitivity
-   1 per count: rows are counted unweighted, since they are clipped before
-   their weights apply; :func:`skdp.clipping.private_quantiles`);
-2. the Gram matrix of those rows clipped to ``norm_bound``, sensitivity
-   ``sqrt(2) W norm_bound**2``;
+1. without a declared row bound, private quantiles of the row norms
+   ``||(x_i, 1)||`` and of the labels ``|y_i|`` (one noisy binary search on
+   signed counts, two counts per comparison, sensitivity 1 per count: rows
+   are counted unweighted, since they are clipped before their weights
+   apply; :func:`skdp.clipping.private_quantiles`);
+2. the Gram matrix of the rows ``(z_i / norm_bound, y_i / label_bound)``
+   clipped to norm ``sqrt(2)``, sensitivity ``sqrt(2) W (sqrt(2))**2``;
 3. with ``clip_norm=None``, a private quantile of the preconditioned gradient
    norms at the pilot estimate (unweighted counts, sensitivity 1);
 4. the T gradient steps: each releases the mean of n clipped gradients,
@@ -373,8 +445,10 @@ Gaussian mechanisms, each with a stated replace-one sensitivity:
    gradients (sensitivity ``sqrt(2) W**2 clip_norm**2``) and the noisy count
    and capped excess of the clipped gradients (sensitivity ``sqrt(2)``).
 
-Each gets its share of ``mu**2`` (``privacy_shares_``), so the whole fit is
-exactly mu-GDP for the mu of (epsilon, delta); in secure mode
+Each gets its share of ``mu**2`` (``privacy_shares_``), planned from public
+quantities before any budget is charged; ``fit`` then draws them in this
+order, one stage each, and post-processes (a test checks the recorded draws
+against this list, share by share). The whole fit is exactly mu-GDP for the mu of (epsilon, delta); in secure mode
 (:func:`skdp.mechanisms.secure_mode`) every release is an exact discrete
 Gaussian on a grid and the fit is ``mu**2 / 2``-zCDP for the largest such
 rho that implies (epsilon, delta). Everything derived from the
@@ -421,21 +495,22 @@ to a few thousand steps, and those errors come out several times too small
 standard deviation). While the clipping is inactive, DP-GD is a linear
 recursion: in the eigenbasis of its fitted VAR(1) coefficient each
 direction is an AR(1) series. ``bse_`` is at least the standard error of
-that model, with each direction's coefficient raised to its upper 97.7%%
-confidence bound (Kendall's 1954 bias correction plus 2 standard errors),
-including the share of the pilot's error (from the Gram's public noise
-level, with the ridge's shrinkage counted as a variance) that the run has
-not forgotten. Where the private Gram matrix resolves a direction, it caps
-the coefficient (the contraction it guarantees per step), so short runs on
+that model, with each direction's coefficient raised to its upper 84%%
+confidence bound (Kendall's 1954 bias correction plus one standard error),
+including the share of the pilot's error that the run has not forgotten
+(from the Gram's public noise level, with the ridge's shrinkage counted as
+a variance; where the Gram resolves a direction and the bounds are
+declared, the signal there is bounded by the Gram's ``A_yy`` instead of the
+estimate). Where the private Gram matrix resolves a direction, it caps the
+coefficient (the contraction it guarantees per step), so short runs on
 well-conditioned tables are not inflated by the uncertainty of a fitted
-coefficient: there the standard errors are 1.2-1.8x the spread of the
-estimate around least squares (measured at 20,000 rows, 40 seeds; the
-batch means alone give 1.2-1.3x) and 1.6-1.8x at 2,000 rows. Slow
-directions get the wide intervals they need.
-This is post-processing of the released iterates. It can still under-cover
-when the pilot's shrinkage in a direction the Gram cannot resolve is larger
-than the estimate suggests (diabetes with declared bounds at epsilon 1:
-0.90 over 30 seeds, the lowest cell measured).
+coefficient; slow directions get the wide intervals they need. This is
+post-processing of the released iterates. On 17 public tables the reported
+standard errors are 0.9-2.9x the actual spread of the estimates around
+least squares in 63 of 68 cells (medians over coefficients), up to 4x on
+small tables at epsilon 10, and below it where the estimate is biased
+(diamonds, clipped; CPS1985's exactly collinear columns); see the docs
+page *When to trust the intervals*.
 
 **Collinearity.** An eigenvalue of the private Gram matrix below the
 typical norm of its noise cannot be told from 0: exactly collinear columns
@@ -613,6 +688,11 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
     def fit(self, X, y, sample_weight=None):
         """Fit by preconditioned DP-GD and compute the interval estimates.
 
+        The fit validates, plans the releases listed in the class Notes
+        (each one's share of the budget, from public quantities only),
+        charges the budget, draws the releases in order and post-processes
+        them.
+
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
@@ -626,6 +706,43 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         -------
         self : DPLinearRegressionGD
         """
+        # Validate: every error that needs no budget is raised here.
+        data = self._validate(X, y, sample_weight)
+        # Plan: each release's share of mu**2, from public quantities only.
+        mu = self._budget_mu()
+        shares = self._shares(data.declared or self.gram_share == 0, data.n, mu)
+        mus = {k: mu * math.sqrt(v) for k, v in shares.items()}
+        # Charge, before any noise is drawn.
+        spent, rng = self._charge(mu)
+        # The releases, in the order of the class Notes (each stage states its sensitivity).
+        gram = self._release_gram(data, mus, rng)
+        clip = self._release_clip_norm(data, gram, mus, rng)
+        steps = self._release_steps(data, gram, clip, mus, rng)
+        meat, clipping, clipping_std = self._release_meat_and_check(data, gram, clip, steps,
+                                                                   mus, rng)
+        # Post-processing: intervals on the original scale, warnings, fitted state.
+        theta, bse, cov = self._standard_errors_from(data, gram, steps, meat)
+        self._warn(steps, clipping, clipping_std, clip, data, gram)
+        # The fitted state is set only once the fit has succeeded.
+        p = data.p
+        self.coef_ = theta[:p]
+        self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
+        self.estimates_, self.bse_, self.sampling_cov_ = steps.estimates_orig, bse, cov
+        self.clip_norm_, self.norm_bound_ = clip, gram.norm_bound
+        self.clipped_fraction_ = (None if clipping is None
+                                  else float(np.clip(clipping[0] / data.n, 0.0, 1.0)))
+        self.clipped_fraction_std_ = None if clipping is None else clipping_std / data.n
+        self.noise_std_, self.learning_rate_ = steps.noise_std, data.eta
+        self.n_iter_, self.burn_in_ = steps.total, steps.burn
+        self.unresolved_features_ = gram.unresolved
+        self.privacy_spent_ = spent
+        self.privacy_shares_ = {k: v for k, v in shares.items() if v > 0}
+        return self
+
+    # -- the fit's stages ---------------------------------------------------------
+
+    def _validate(self, X, y, sample_weight) -> _Data:
+        """Checked inputs on the fitting scale; raises every error that needs no budget."""
         X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2,
                                 dtype=np.float64)
         n, p = X.shape
@@ -640,157 +757,186 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         # Errors of n_iter / burn_in / n_batches do not depend on the private plan:
         # raise them before any budget is charged.
         self._plan(None if self.gram_share == 0 else 1.0, eta)
-        mu = self._budget_mu()
-        shares = self._shares(declared or self.gram_share == 0, n, mu)
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)
         if is_dask(X):  # every step reads the rows: keep them (scaled) on the workers
             X, y, w = _persist(X, y, w)
+        return _Data(X, y, w, W, n, p, q, bx, by, declared, eta, scaling)
 
-        spent, rng = self._charge(mu)  # before any noise is drawn
-        mus = {k: mu * math.sqrt(v) for k, v in shares.items()}
+    def _release_gram(self, data: _Data, mus: dict, rng) -> _GramRelease:
+        """Releases 1-2: row and label bounds (unless declared) and the Gram matrix.
 
-        # 1-2. Gram matrix of (z / B_z, y / B_y): preconditioner, pilot, step plan.
-        root, pre, norm_bound, label_bound = None, None, self.norm_bound, 1.0
+        The Gram matrix of the rows ``(z_i / B, y_i / B_y)``, each clipped to
+        norm ``sqrt(2)`` (:func:`skdp.mechanisms.private_gram`), gives the
+        preconditioner, the pilot and the step plan (post-processing). With
+        ``gram_share=0`` nothing is released and P is the identity.
+        """
+        X, y, q = data.X, data.y, data.q
+        pre, norm_bound, label_bound, entry_std = None, self.norm_bound, 1.0, None
+        unresolved = []
         if self.gram_share > 0:
-            if norm_bound is None and bx is not None and by is not None:
-                norm_bound = math.sqrt(p + int(self.fit_intercept))
+            if norm_bound is None and data.bx is not None and data.by is not None:
+                norm_bound = math.sqrt(q)
             elif norm_bound is None:
                 # Unweighted: the rows are clipped before their weights apply, and a
                 # count of rows moves by 1 under replacement whatever the weights.
                 norm_bound, label_bound = private_row_label_bounds(
                     X, y, None, fit_intercept=self.fit_intercept, mu=mus["gram_bound"], rng=rng)
-            if by is None and self.norm_bound is not None:
+            if data.by is None and self.norm_bound is not None:
                 label_bound = float(self.norm_bound)
             gram, gram_std = private_gram(X, y / label_bound, x_scale=1.0 / norm_bound,
                                           fit_intercept=self.fit_intercept,
                                           intercept_value=1.0 / norm_bound,
                                           norm_bound=math.sqrt(2.0), mu=mus["gram"], rng=rng,
-                                          sample_weight=w, max_weight=W)
+                                          sample_weight=data.w, max_weight=data.W)
             scale = np.append(np.full(q, norm_bound), label_bound)
+            entry_std = gram_std * norm_bound**2 / data.n  # of an entry of A_hat
             pre = gram_preconditioner(gram * np.outer(scale, scale),
-                                      gram_std * norm_bound**2, n, gram_std * label_bound**2)
-            root = pre.root
-            self._warn_unresolved(pre, gram_std * norm_bound**2 / n, q)
-        theta0 = np.zeros(q) if pre is None else pre.pilot
+                                      gram_std * norm_bound**2, data.n, gram_std * label_bound**2)
+            unresolved = self._warn_unresolved(pre, entry_std, q)
+        root = None if pre is None else pre.root
         lev = _leverage(X, root, self.fit_intercept)
         if is_dask(lev):
             (lev,) = _persist(lev)
+        return _GramRelease(pre, root, norm_bound, label_bound, entry_std, lev, unresolved)
 
-        # 3. Clip norm.
+    def _release_clip_norm(self, data: _Data, gram: _GramRelease, mus: dict, rng) -> float:
+        """Release 3: the clip norm, from a private quantile of the gradient norms at the pilot.
+
+        Counts of rows (unweighted, as the row bound: the clip applies to
+        ``g_i`` before ``w_i``) on the public grid, sensitivity 1 per
+        comparison; the clip is the quantile times
+        :func:`~skdp.linear_model._private_bounds.tail_factor`. A declared
+        ``clip_norm`` releases nothing.
+        """
         if self.clip_norm is not None:
-            clip = float(self.clip_norm)
-        elif shares["clip_quantile"] > 0:
-            # Unweighted, as the row bound: the clip applies to g_i before w_i.
-            level = quantile_level(n, 1, 1.0, mus["clip_quantile"])
-            block = partial(_quantile_block, theta=theta0, fit_intercept=self.fit_intercept,
-                            level=level)
-            clip = tail_factor(n, level, CLIP_FACTOR) * private_quantile(
-                block, X, y, None, lev, mu=mus["clip_quantile"], rng=rng, max_weight=None)
-        else:
-            clip = 5.0 * math.sqrt(q)
+            return float(self.clip_norm)
+        if mus["clip_quantile"] == 0:
+            return 5.0 * math.sqrt(data.q)
+        level = quantile_level(data.n, 1, 1.0, mus["clip_quantile"])
+        block = partial(_quantile_block, theta=self._start(data, gram),
+                        fit_intercept=self.fit_intercept, level=level)
+        quantile = private_quantile(block, data.X, data.y, None, gram.leverage,
+                                    mu=mus["clip_quantile"], rng=rng, max_weight=None)
+        return tail_factor(data.n, level, CLIP_FACTOR) * quantile
 
-        # Step plan (post-processing of the Gram matrix and the clip norm).
+    def _start(self, data: _Data, gram: _GramRelease) -> np.ndarray:
+        """Where the steps start: the Gram's ridge pilot (0 without a Gram matrix)."""
+        return np.zeros(data.q) if gram.pre is None else gram.pre.pilot
+
+    def _release_steps(self, data: _Data, gram: _GramRelease, clip: float, mus: dict,
+                       rng) -> _Steps:
+        """Release 4: the T gradient steps, each the mean of n clipped gradients.
+
+        Sensitivity ``2 W C / n`` per step; the T steps share the budget
+        ``mus['gradient_descent']`` equally. Their number is planned from
+        the Gram matrix and the clip norm (post-processing).
+        """
+        n, q, W, pre = data.n, data.q, data.W, gram.pre
         work_cap = max(23, int(WORK / (n * q)))
         noise_cap = max_steps(n, q, mus["gradient_descent"], W,
-                              0.5 if pre is None else eta * pre.mean_contraction)
+                              0.5 if pre is None else data.eta * pre.mean_contraction)
         step_noise = 2.0 * W * clip / (n * mus["gradient_descent"])
         runs, per_run, burn, wanted = self._plan(
-            None if pre is None else pre.min_eigenvalue, eta, min(noise_cap, work_cap),
+            None if pre is None else pre.min_eigenvalue, data.eta, min(noise_cap, work_cap),
             step_noise, None if pre is None else pre.pilot_risk)
-
-        # 4. Gradient steps.
         total = runs * per_run
         noise_std = math.sqrt(total) * 2.0 * W * clip / (n * mus["gradient_descent"])
+        theta0 = self._start(data, gram)
         progress = Progress(self.verbose, total, type(self).__name__)
-        iterate_runs = [dp_gradient_descent(X, y, clip_norm=clip, noise_std=noise_std,
-                                            learning_rate=eta, n_iter=per_run, rng=rng,
+        iterate_runs = [dp_gradient_descent(data.X, data.y, clip_norm=clip, noise_std=noise_std,
+                                            learning_rate=data.eta, n_iter=per_run, rng=rng,
                                             fit_intercept=self.fit_intercept, theta0=theta0,
-                                            preconditioner=root, sample_weight=w, leverage=lev,
-                                            progress=progress, max_weight=W)
+                                            preconditioner=gram.root, sample_weight=data.w,
+                                            leverage=gram.leverage, progress=progress,
+                                            max_weight=W)
                         for _ in range(runs)]
         progress.close()
         if runs > 1:
             estimates = np.stack([r[burn:].mean(axis=0) for r in iterate_runs])
         else:
             estimates = split_estimates(iterate_runs[0], self.ci_method, burn, self.n_batches)
-        theta = estimates.mean(axis=0)
         if not np.all(np.isfinite(estimates)):
             raise FloatingPointError(
                 "Non-finite iterates (floating-point overflow). Inputs are capped and gradients "
                 "clipped, so only extreme parameters (learning_rate, clip_norm) can cause this.")
+        M, offset = original_scale_map(data.scaling, self.fit_intercept)
+        # The plan before the noise cut it, when it did (the fit warns).
+        cut = self.n_iter is None and wanted > total and noise_cap < work_cap
+        return _Steps(iterate_runs, estimates, estimates @ M.T + offset, M, theta0, runs,
+                      per_run, burn, total, noise_std, wanted if cut else None)
 
-        # 5. Meat and clipping check at the estimate.
+    def _release_meat_and_check(self, data: _Data, gram: _GramRelease, clip: float,
+                                steps: _Steps, mus: dict, rng):
+        """Release 5 at the estimate: the sandwich meat and the clipping check.
+
+        The meat ``sum_i c_i c_i^T`` of the clipped gradients has sensitivity
+        ``sqrt(2) W**2 C**2``; the count and capped excess of the clipped
+        gradients, ``sqrt(2)`` (:func:`~skdp.linear_model._sandwich.private_meat_and_clipping`).
+        """
+        theta = steps.estimates.mean(axis=0)
+        root = np.eye(data.q) if gram.root is None else gram.root
         meat, _, clipping, clipping_std = private_meat_and_clipping(
-            X, y, w, lev, theta, clip_norm=clip, max_weight=W, fit_intercept=self.fit_intercept,
-            root=np.eye(q) if root is None else root, mu_meat=mus["population"],
+            data.X, data.y, data.w, gram.leverage, theta, clip_norm=clip, max_weight=data.W,
+            fit_intercept=self.fit_intercept, root=root, mu_meat=mus["population"],
             mu_check=mus["clip_check"], rng=rng)
-        sampling_cov = None
-        if meat is not None:
-            # The bread is A_hat with its eigenvalues floored at the ridge (its noise level).
-            a_eigs = np.maximum(pre.eigenvalues, pre.ridge)
-            sampling_cov = sandwich_covariance(meat, (a_eigs, pre.eigenvectors), root, n)
+        return meat, clipping, clipping_std
 
-        M, offset = original_scale_map(scaling, self.fit_intercept)
-        estimates_orig = estimates @ M.T + offset
-        theta_orig, bse, _ = t_interval(estimates_orig, 0.05)
-        if runs == 1 and self.ci_method == "batched_means":
+    def _standard_errors_from(self, data: _Data, gram: _GramRelease, steps: _Steps, meat):
+        """Post-processing: the estimate, its standard errors and the sampling covariance.
+
+        On the original scale. ``bse`` is the largest of the batch-means (or
+        independent runs') error, the autocorrelation-based error and the
+        AR(1) model's error (class Notes, *Standard errors*).
+        """
+        pre, root, M = gram.pre, gram.root, steps.scale_map
+        theta_orig, bse, _ = t_interval(steps.estimates_orig, 0.05)
+        if steps.runs == 1 and self.ci_method == "batched_means":
             # Slowly mixing iterates make batch means correlated and their spread too
             # small; the autocorrelation-based standard error guards against that.
-            kept = iterate_runs[0][burn:]
+            kept = steps.iterate_runs[0][steps.burn:]
             kept = kept[kept.shape[0] % self.n_batches:]
             bse = np.maximum(bse, mean_standard_error(kept @ M.T))
         # Runs too short for the empirical errors to see the slowest mixing, and the
         # pilot's own error: the AR(1) model of every direction guards both.
+        theta = steps.estimates.mean(axis=0)
         if pre is None:
             basis, start_var, curvature = None, theta**2, None  # the start 0 is off by -theta*
         else:
             basis = (pre.eigenvalues + pre.ridge, pre.eigenvectors)
-            sigma_a = gram_std * norm_bound**2 / n
+            sigma_a = gram.entry_std
+            # Noise norm of A_hat with a margin for the fluctuation of its largest
+            # eigenvalue: the directions it resolves, and the contraction it
+            # guarantees in each.
+            noise_norm = sigma_a * (2.0 * math.sqrt(data.q) + CURVATURE_MARGIN)
+            # With declared bounds (and no norm_bound) the Gram saw every row
+            # unclipped, and its A_yy bounds the signal in the resolved directions.
+            unclipped = data.bx is not None and data.by is not None and self.norm_bound is None
             start_var = pilot_variance(theta, pre.eigenvalues, pre.eigenvectors, pre.ridge,
-                                       sigma_a, sigma_a * label_bound / norm_bound)
-            # Contraction the Gram guarantees per direction (noise norm with a margin
-            # for the fluctuation of the largest eigenvalue of the noise).
-            noise_norm = sigma_a * (2.0 * math.sqrt(q) + CURVATURE_MARGIN)
-            curvature = eta * (pre.eigenvalues - noise_norm) / basis[0]
+                                       sigma_a, sigma_a * gram.label_bound / gram.norm_bound,
+                                       pre.label_moment if unclipped else None, noise_norm)
+            curvature = data.eta * (pre.eigenvalues - noise_norm) / basis[0]
         # Overflow from extreme declared bounds shows up as non-finite standard errors,
         # which the check below reports.
         with np.errstate(over="ignore", invalid="ignore"):
             model_cov = dpgd_model_covariance(
-                iterate_runs, theta0,
-                estimate_weights(per_run, self.ci_method, burn, self.n_batches),
-                eta * noise_std, basis, start_var, curvature)
+                steps.iterate_runs, steps.theta0,
+                estimate_weights(steps.per_run, self.ci_method, steps.burn, self.n_batches),
+                data.eta * steps.noise_std, basis, start_var, curvature)
             bse = np.maximum(bse, np.sqrt(np.maximum(np.diag(M @ model_cov @ M.T), 0.0)))
-        cov_orig = None if sampling_cov is None else M @ sampling_cov @ M.T
-        released = [theta_orig, bse] + ([] if cov_orig is None else [cov_orig])
+        cov = None
+        if meat is not None:
+            # The bread is A_hat with its eigenvalues floored at the ridge (its noise level).
+            a_eigs = np.maximum(pre.eigenvalues, pre.ridge)
+            cov = M @ sandwich_covariance(meat, (a_eigs, pre.eigenvectors), root, data.n) @ M.T
+        released = [theta_orig, bse] + ([] if cov is None else [cov])
         if not all(np.all(np.isfinite(a)) for a in released):
             raise FloatingPointError(
                 "The fit overflowed on the original scale: check bounds_X/bounds_y (a tiny "
                 "range), clip_norm and norm_bound.")
+        return theta_orig, bse, cov
 
-        if self.n_iter is None and wanted > total and noise_cap < work_cap:
-            warnings.warn(
-                f"The private Gram matrix asks for about {wanted} steps to converge, but at this "
-                f"budget the noise allows {total} (more steps would make the clipping bite on "
-                "the noisy iterates): the estimate may not have converged in the directions the "
-                "data barely determine, and the intervals may not cover there. More rows, a "
-                "larger epsilon or tighter bounds help.", ConvergenceWarning, stacklevel=2)
-        self._warn(estimates, clipping, clipping_std, clip, n, W, root)
-        # Fitted state is set only once the fit has succeeded.
-        self.coef_ = theta_orig[:p]
-        self.intercept_ = float(theta_orig[p]) if self.fit_intercept else 0.0
-        self.estimates_, self.bse_, self.sampling_cov_ = estimates_orig, bse, cov_orig
-        self.clip_norm_, self.norm_bound_ = clip, norm_bound
-        self.clipped_fraction_ = (None if clipping is None
-                                  else float(np.clip(clipping[0] / n, 0.0, 1.0)))
-        self.clipped_fraction_std_ = None if clipping is None else clipping_std / n
-        self.noise_std_, self.learning_rate_ = noise_std, eta
-        self.n_iter_, self.burn_in_ = total, burn
-        self.privacy_spent_ = spent
-        self.privacy_shares_ = {k: v for k, v in shares.items() if v > 0}
-        return self
-
-    def _warn_unresolved(self, pre, entry_std: float, q: int) -> None:
+    def _warn_unresolved(self, pre, entry_std: float, q: int) -> list[str]:
         """Warn about directions the private Gram matrix cannot resolve, naming their columns.
 
         An eigenvalue of ``A_hat`` below the typical norm of its noise, ``2
@@ -799,7 +945,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         ones at this budget. Only when the median eigenvalue is resolved
         (at least twice that norm): otherwise the whole spectrum is at the
         noise level, a matter of budget, not of collinearity.
-        Post-processing of the released Gram matrix.
+        Post-processing of the released Gram matrix. Returns the names
+        (empty without a warning).
         """
         typical = 2.0 * entry_std * math.sqrt(q)
         weak = pre.eigenvalues < typical
@@ -807,7 +954,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         # bulk is below the noise (many columns, a small budget) the gradient
         # steps, not the Gram matrix, resolve the directions.
         if not np.any(weak) or np.median(pre.eigenvalues) < 2.0 * typical:
-            return
+            return []
         loadings = np.abs(pre.eigenvectors[:, weak]).max(axis=1)
         names = [name for name, load in zip(self._coef_names(), loadings) if load >= 0.25]
         warnings.warn(
@@ -817,9 +964,20 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             "identified separately; their intervals should be wide, and where they are not, "
             "do not trust them. Drop or combine such columns, or give more rows or budget.",
             UserWarning, stacklevel=3)
+        return names
 
-    def _warn(self, estimates, clipping, clipping_std, clip, n, W, root):
+    def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
+              gram: _GramRelease) -> None:
         """Warnings computed from released quantities only."""
+        if steps.wanted is not None:
+            warnings.warn(
+                f"The private Gram matrix asks for about {steps.wanted} steps to converge, but "
+                f"at this budget the noise allows {steps.total} (more steps would make the "
+                "clipping bite on the noisy iterates): the estimate may not have converged in "
+                "the directions the data barely determine, and the intervals may not cover "
+                "there. More rows, a larger epsilon or tighter bounds help.",
+                ConvergenceWarning, stacklevel=3)
+        estimates, root, n, W = steps.estimates, gram.root, data.n, data.W
         m = estimates.shape[0]
         wspace = estimates if root is None else np.linalg.solve(root, estimates.T).T
         se_w = wspace.std(axis=0, ddof=1) / math.sqrt(m)
@@ -923,7 +1081,12 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         DataFrame
             Indexed by feature names (``x0, x1, ...`` for arrays) and
             'intercept'; columns ``coef``, ``std err``, ``t``, ``P>|t|``,
-            ``[alpha/2``, ``1-alpha/2]``.
+            ``[alpha/2``, ``1-alpha/2]``. ``attrs["notes"]`` holds the notes a
+            statsmodels summary prints below its table: what the intervals
+            cover, what the private clipping check saw and that no interval
+            is widened for clipping bias (none is bias-bounded), and the
+            columns the private Gram matrix cannot identify separately
+            (``skdp regress`` prints them).
         """
         ci = np.asarray(self.conf_int(alpha, target))
         theta = self._theta()
@@ -932,5 +1095,31 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             t = np.where(se > 0, theta / se, np.inf * np.sign(theta))
         pvalue = 2.0 * stats.t.sf(np.abs(t), df=self.estimates_.shape[0] - 1)
         lo, hi = f"[{alpha / 2:g}", f"{1 - alpha / 2:g}]"
-        return pd.DataFrame({"coef": theta, "std err": se, "t": t, "P>|t|": pvalue,
-                             lo: ci[:, 0], hi: ci[:, 1]}, index=self._coef_names())
+        table = pd.DataFrame({"coef": theta, "std err": se, "t": t, "P>|t|": pvalue,
+                              lo: ci[:, 0], hi: ci[:, 1]}, index=self._coef_names())
+        table.attrs["notes"] = self._summary_notes(target)
+        return table
+
+    def _summary_notes(self, target: str) -> list[str]:
+        """The notes of :meth:`summary`, from fitted (released) quantities only."""
+        if target == "empirical":
+            notes = ["Intervals for the least-squares solution of the fitted rows; their "
+                     "width is the privacy noise only."]
+        else:
+            notes = ["Intervals for the population least-squares parameter: privacy noise "
+                     "and a private HC1 estimate of the sampling variance."]
+        if self.clipped_fraction_ is None:
+            notes.append("Clipping was not checked (clip_share=0). No interval is widened "
+                         "for clipping bias.")
+        else:
+            notes.append(
+                f"Clipping: {100 * self.clipped_fraction_:.2g}% of the per-example gradients "
+                f"are clipped at the estimate (private count, noise sd "
+                f"{100 * self.clipped_fraction_std_:.2g}%). No interval is widened for "
+                "clipping bias (none is bias-bounded): with clipped rows the estimate leans "
+                "to a robust, Huber-type fit, and where their residuals are skewed the "
+                "intervals can miss least squares even when the count is too noisy to show it.")
+        if self.unresolved_features_:
+            notes.append(f"Not identified separately at this budget (nearly collinear): "
+                         f"{', '.join(map(str, self.unresolved_features_))}.")
+        return notes

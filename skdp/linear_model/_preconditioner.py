@@ -88,6 +88,7 @@ class Preconditioner(NamedTuple):
     eigenvectors: np.ndarray
     mean_contraction: float
     pilot_risk: float
+    label_moment: float
 
 
 def smallest_eigenvalue(eigenvalues: np.ndarray, entry_std: float) -> float:
@@ -161,7 +162,10 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
         squared residual at the pilot, ``A_yy - 2 b_hat . theta0 + theta0 .
         A_hat theta0`` (at least twice the noise std of ``A_yy``, and
         positive): it bounds the pilot's excess risk and estimates the
-        residual variance.
+        residual variance. ``label_moment`` is ``A_yy`` plus 3 noise stds: an
+        upper bound on ``theta* . A theta*`` for the least-squares solution
+        theta* of the rows the Gram matrix saw (its fitted sum of squares is
+        at most the labels').
     """
     q = gram.shape[0] - 1
     a_hat = gram[:q, :q] / n
@@ -187,7 +191,8 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
     yy_std = (float(noise_std) if label_noise_std is None else float(label_noise_std)) / n
     risk = float(gram[q, q] / n - 2.0 * b_hat @ pilot + pilot @ a_hat @ pilot)
     risk = max(risk, 2.0 * yy_std, np.finfo(float).tiny)
-    return Preconditioner(root, square, pilot, low, ridge, lam, V, mean, risk)
+    label_moment = max(float(gram[q, q] / n) + 3.0 * yy_std, 0.0)
+    return Preconditioner(root, square, pilot, low, ridge, lam, V, mean, risk, label_moment)
 
 
 def max_steps(n: int, q: int, mu: float, max_weight: float = 1.0,
