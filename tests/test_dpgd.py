@@ -572,9 +572,13 @@ def test_summary_notes_say_what_the_intervals_cover_and_what_clipping_saw():
     notes = reg.summary().attrs["notes"]
     assert len(notes) == 2 and "least-squares solution of the fitted rows" in notes[0]
     assert f"{100 * reg.clipped_fraction_:.2g}% of the per-example gradients" in notes[1]
+    # The check's resolution (3 count stds of clipped rows, each moving the mean
+    # gradient by at most C / n, in standard errors) is in the note.
+    assert f"above about {reg.clip_check_resolution_:.2g} standard errors" in notes[1]
     assert "population" in reg.summary(target="population").attrs["notes"][0]
     unchecked = DPLinearRegressionGD(clip_share=0.0, random_state=0).fit(X, y)
     assert "not checked" in unchecked.summary().attrs["notes"][1]
+    assert unchecked.clip_check_resolution_ is None
 
 
 def test_a_budget_too_small_for_the_whole_spectrum_is_not_called_collinearity():

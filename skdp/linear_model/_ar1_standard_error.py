@@ -128,12 +128,13 @@ def pilot_variance(theta: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.
     theta* is unknown. With ``signal_bound`` S, an upper bound on ``theta* .
     A theta*`` (``A_yy``: the fitted sum of squares is at most the labels'),
     Cauchy-Schwarz gives ``(v . theta*)**2 <= (v . A^{-1} v) S``, and for an
-    eigenvector ``v_k`` of ``A_hat`` whose eigenvalue clears the noise norm
-    e, ``v_k . A^{-1} v_k <= 1 / (lambda_k - e)`` to first order in E: there
+    eigenvector ``v_k`` of ``A_hat`` whose eigenvalue is at least twice the
+    noise norm e (so that the first-order term is at most half of it),
+    ``v_k . A^{-1} v_k <= 1 / (lambda_k - e)`` to first order in E: there
     ``(V^T theta*)_k**2`` is bounded by ``S / (lambda_k - e)``, whatever the
-    estimate. In the directions the Gram matrix cannot resolve (and for all
-    of them without S) the estimate stands in for theta*, its squared norm
-    spread evenly as a floor.
+    estimate. In the other directions (and in all of them without S) the
+    estimate stands in for theta*, its squared norm spread evenly as a
+    floor.
 
     Parameters
     ----------
@@ -160,7 +161,7 @@ def pilot_variance(theta: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.
         norm2 = theta @ theta
         share = np.maximum((eigenvectors.T @ theta) ** 2, norm2 / theta.shape[0])
         if signal_bound is not None:
-            resolved = eigenvalues > noise_norm
+            resolved = eigenvalues > 2.0 * noise_norm
             bound = np.float64(signal_bound) / np.where(resolved, eigenvalues - noise_norm, 1.0)
             share = np.where(resolved, bound, share)
             norm2 = float(np.sum(share))

@@ -397,6 +397,12 @@ clipped_fraction_ : float or None
     (weighted by ``w_i / max_weight``), clipped to [0, 1]; None with
     ``clip_share=0``. Its noise std is ``clipped_fraction_std_``.
 clipped_fraction_std_ : float or None
+clip_check_resolution_ : float or None
+    The smallest clipping bias the private check can tell from 0, in
+    standard errors of the estimate (3 noise stds of the capped excess of
+    the clipped gradients, against the smallest batch-means standard error
+    in the preconditioned coordinates); None with ``clip_share=0``. Above
+    about 0.5 the check cannot see a bias that would spoil the intervals.
 norm_bound_ : float
     The Gram row bound used (fitting scale).
 unresolved_features_ : list of str
@@ -507,7 +513,7 @@ well-conditioned tables are not inflated by the uncertainty of a fitted
 coefficient; slow directions get the wide intervals they need. This is
 post-processing of the released iterates. On 17 public tables the reported
 standard errors are 0.9-2.9x the actual spread of the estimates around
-least squares in 63 of 68 cells (medians over coefficients), up to 4x on
+least squares in 64 of 68 cells (medians over coefficients), up to 4x on
 small tables at epsilon 10, and below it where the estimate is biased
 (diamonds, clipped; CPS1985's exactly collinear columns); see the docs
 page *When to trust the intervals*.
@@ -722,7 +728,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                                                                    mus, rng)
         # Post-processing: intervals on the original scale, warnings, fitted state.
         theta, bse, cov = self._standard_errors_from(data, gram, steps, meat)
-        self._warn(steps, clipping, clipping_std, clip, data, gram)
+        resolution = self._warn(steps, clipping, clipping_std, clip, data, gram)
         # The fitted state is set only once the fit has succeeded.
         p = data.p
         self.coef_ = theta[:p]
@@ -732,6 +738,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         self.clipped_fraction_ = (None if clipping is None
                                   else float(np.clip(clipping[0] / data.n, 0.0, 1.0)))
         self.clipped_fraction_std_ = None if clipping is None else clipping_std / data.n
+        self.clip_check_resolution_ = resolution
         self.noise_std_, self.learning_rate_ = steps.noise_std, data.eta
         self.n_iter_, self.burn_in_ = steps.total, steps.burn
         self.unresolved_features_ = gram.unresolved
@@ -967,8 +974,14 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         return names
 
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
-              gram: _GramRelease) -> None:
-        """Warnings computed from released quantities only."""
+              gram: _GramRelease) -> float | None:
+        """Warnings computed from released quantities only; returns the clipping check's resolution.
+
+        The resolution is the smallest clipping bias the check can tell from
+        0 (3 noise stds of the capped excess, in bias units), in standard
+        errors of the batch means in the preconditioned coordinates (their
+        smallest); None without a check.
+        """
         if steps.wanted is not None:
             warnings.warn(
                 f"The private Gram matrix asks for about {steps.wanted} steps to converge, but "
@@ -981,6 +994,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         m = estimates.shape[0]
         wspace = estimates if root is None else np.linalg.solve(root, estimates.T).T
         se_w = wspace.std(axis=0, ddof=1) / math.sqrt(m)
+        resolution = None
         if clipping is not None:
             # Clipping moves the mean gradient by at most sum_i w_i (||g_i|| - C)_+ / n; the
             # capped excess W C e / n is a lower estimate of that bound, e its release. In the
@@ -989,6 +1003,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             # and the excess 3 noise stds above 0 (each excess term is at most its count
             # term, so the smaller of the two is the safer reading).
             bias = W * clip * (float(np.min(clipping)) - 3.0 * clipping_std) / n
+            with np.errstate(divide="ignore"):
+                resolution = float(W * clip * 3.0 * clipping_std / n / np.min(se_w))
             if bias > 0.5 * float(np.min(se_w)):
                 warnings.warn(
                     f"About {max(clipping[0], 0.0) / n:.2%} of the per-example gradients are "
@@ -1008,6 +1024,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                     "iterates may not have converged and the intervals may not cover. Raise "
                     "n_iter and burn_in, or declare bounds_X/bounds_y.", ConvergenceWarning,
                     stacklevel=3)
+        return resolution
 
     # -- intervals ---------------------------------------------------------------
 
@@ -1102,6 +1119,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
 
     def _summary_notes(self, target: str) -> list[str]:
         """The notes of :meth:`summary`, from fitted (released) quantities only."""
+        # Fits pickled by an earlier version lack the newer attributes.
+        resolution = getattr(self, "clip_check_resolution_", None)
+        unresolved = getattr(self, "unresolved_features_", [])
         if target == "empirical":
             notes = ["Intervals for the least-squares solution of the fitted rows; their "
                      "width is the privacy noise only."]
@@ -1118,8 +1138,11 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 f"{100 * self.clipped_fraction_std_:.2g}%). No interval is widened for "
                 "clipping bias (none is bias-bounded): with clipped rows the estimate leans "
                 "to a robust, Huber-type fit, and where their residuals are skewed the "
-                "intervals can miss least squares even when the count is too noisy to show it.")
-        if self.unresolved_features_:
+                "intervals can miss least squares even when the count is too noisy to show it"
+                + ("." if resolution is None else
+                   f" (this check sees a bias above about {resolution:.2g} standard errors, "
+                   "from rows clipped by less than the clip norm)."))
+        if unresolved:
             notes.append(f"Not identified separately at this budget (nearly collinear): "
-                         f"{', '.join(map(str, self.unresolved_features_))}.")
+                         f"{', '.join(map(str, unresolved))}.")
         return notes
