@@ -37,8 +37,9 @@ __all__ = ["ar1_upper_phi", "ar1_weighted_variance", "dpgd_model_covariance",
 #: Standard errors added to the least-squares phi. Two (a 97.7% bound) gave
 #: standard errors 2-10x the actual spread of the estimates on long runs over
 #: small tables; none, even with Satterthwaite's degrees of freedom for the
-#: uncertainty of phi, under-covered without a warning on four cells of 68.
-#: One holds on both halves of ``benchmarks/interval_suite.py`` (issue 23).
+#: uncertainty of phi, under-covered without a warning on four cells of 68
+#: (12 seeds). One holds on both halves of ``benchmarks/interval_suite.py``
+#: (issue 23; the docs page *When to trust the intervals*).
 PHI_MARGIN = 1.0
 
 
