@@ -499,8 +499,9 @@ ill-conditioned tables at small budgets the noise allows only a few dozen
 to a few thousand steps, and those errors come out several times too small
 (on the scikit-learn diabetes table at epsilon 1, 0.1-0.3 of the true
 standard deviation). While the clipping is inactive, DP-GD is a linear
-recursion: in the eigenbasis of its fitted VAR(1) coefficient each
-direction is an AR(1) series. ``bse_`` is at least the standard error of
+recursion: in the eigenbasis of its VAR(1) coefficient (fitted by least
+squares among symmetric matrices, as the true one is) each direction is an
+AR(1) series. ``bse_`` is at least the standard error of
 that model, with each direction's coefficient raised to its upper 84%%
 confidence bound (Kendall's 1954 bias correction plus one standard error),
 including the share of the pilot's error that the run has not forgotten
