@@ -47,7 +47,7 @@ def main():
                 continue
             cov, wid = run(method, total, args.reps)
             rows.append([total, method, cov, wid])
-    print_table(f"Coverage of nominal 95% intervals (target 0.90-0.99), n=1000, p=10, "
+    print_table(f"Coverage of nominal 95% intervals (target 0.90-0.98), n=1000, p=10, "
                 f"epsilon={EPS:.3f}, delta={DELTA}, {args.reps} reps",
                 ["total iterations", "method", "coverage", "mean width"], rows)
 
