@@ -1,4 +1,4 @@
-"""Private sandwich covariance of least squares, and a private check of the clipping, at an estimate.
+"""Private sandwich covariance of least squares, and a private count of the clipping, at an estimate.
 
 One pass over the rows at a released estimate theta releases, with Gaussian
 noise,
@@ -7,10 +7,8 @@ noise,
   ``c_i = w_i clip(P z_i r_i, C)`` in the preconditioned coordinates (``r_i =
   z_i . theta - y_i``), of replace-one sensitivity ``sqrt(2) W**2 C**2``
   (:func:`skdp.mechanisms.gram_sensitivity` with bound ``W C``);
-- two clipping diagnostics, each a sum over rows of a term in [0, 1]: the
-  weighted count of clipped gradients, ``sum_i (w_i / W) 1{||g_i|| > C}``, and
-  their capped excess, ``sum_i (w_i / W) min(||g_i|| - C, C)_+ / C``.
-  Replacing a row moves each sum by at most 1: sensitivity ``sqrt(2)``.
+- the weighted count of clipped gradients, ``sum_i (w_i / W) 1{||g_i|| >
+  C}``; replacing a row moves it by at most 1 (sensitivity 1).
 
 The heteroskedasticity-consistent (HC1) covariance of least squares is
 ``n / (n - q) A^{-1} S A^{-1} / n`` with ``A = Z^T W Z / n`` and ``S = sum_i
@@ -48,14 +46,13 @@ def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept)
         meat[-1, :-1] = side
         meat[-1, -1] = c @ c
     share = np.ones_like(r) if wb is None else wb / max_weight
-    excess = np.minimum(np.maximum(norms - clip_norm, 0.0), clip_norm) / clip_norm
-    return meat, np.array([share @ (norms > clip_norm), share @ excess])
+    return meat, np.array([share @ (norms > clip_norm)])
 
 
 def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm: float,
                               max_weight: float, fit_intercept: bool, root: np.ndarray,
                               mu_meat: float, mu_check: float, rng: np.random.Generator):
-    """Private meat (preconditioned coordinates) and clipping diagnostics at ``theta``.
+    """Private meat (preconditioned coordinates) and count of clipped gradients at ``theta``.
 
     Parameters
     ----------
@@ -81,8 +78,8 @@ def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm
         ``P (sum_i c_i**2 z_i z_i^T) P`` plus symmetric noise.
     meat_std : float
         Its noise std per entry (0 when not released).
-    clipping : ndarray of shape (2,) or None
-        Noisy (count, capped excess in units of C) of clipped gradients.
+    clipping : ndarray of shape (1,) or None
+        Noisy weighted count of clipped gradients.
     clipping_std : float
     """
     block = partial(_meat_block, theta=theta, clip_norm=float(clip_norm),
@@ -96,10 +93,10 @@ def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm
         meat = symmetric_release(0.5 * (exact + exact.T), meat_std, rng, name="sandwich meat",
                                  sensitivity=meat_sens, weight=max_weight, weight_power=2)
     if mu_check > 0:
-        clipping_std = math.sqrt(2.0) / mu_check
-        # Each row moves both counts by at most 1 (weights enter as w_i / W <= 1).
+        clipping_std = 1.0 / mu_check
+        # A row moves the count by at most 1 (weights enter as w_i / W <= 1).
         clipping = gaussian_release(counts, clipping_std, rng, name="clipping check",
-                                    sensitivity=math.sqrt(2.0), weight=None)
+                                    sensitivity=1.0, weight=None)
     return meat, meat_std, clipping, clipping_std
 
 
