@@ -6,6 +6,7 @@ import pytest
 from skdp.linear_model._ar1_standard_error import (
     ar1_upper_phi,
     ar1_weighted_variance,
+    deconvolved_eigenvalues,
     dpgd_model_covariance,
     pilot_variance,
     symmetric_var1,
@@ -234,3 +235,82 @@ def test_the_signal_bound_holds_for_the_worst_signal_to_first_order():
             total += 1
             over += V[:, k] @ np.linalg.solve(A, V[:, k]) > 1.0 / (lam[k] - e)
     assert total > 10_000 and over <= 0.005 * total
+
+
+def _var1_runs(M, T, R, rng):
+    """R runs of x_t = M x_{t-1} + e_t (e ~ N(0, I)) from 0: shape (R, T + 1, q)."""
+    q = M.shape[0]
+    x, out = np.zeros((R, q)), [np.zeros((R, q))]
+    for _ in range(T):
+        x = x @ M.T + rng.normal(size=(R, q))
+        out.append(x)
+    return np.stack(out, axis=1)
+
+
+def _var1_noise(series):
+    """The symmetric fit's G and its residual variance (the deconvolution's inputs)."""
+    phi = symmetric_var1(series)
+    prev = np.vstack([x[:-1] - x[:-1].mean(axis=0) for x in series])
+    nxt = np.vstack([x[1:] - x[1:].mean(axis=0) for x in series])
+    return phi, prev.T @ prev, float(np.mean((nxt - prev @ phi) ** 2))
+
+
+def test_deconvolution_undoes_the_spread_of_a_cluster_and_keeps_a_lone_slow_direction():
+    # Phi = 0.9 I, q = 10, T = 500: the fit's off-diagonal noise has sd
+    # sqrt((1 - 0.81) / (2 T)) = 0.014, and noise spreads the fitted
+    # eigenvalues over Wigner's semicircle of radius 2 * 0.014 * sqrt(10) =
+    # 0.087; the largest of ten lies ~0.05 above 0.9 on average (less the
+    # fit's Kendall bias, ~0.007), over two standard errors of a single phi
+    # (sqrt(0.19 / 500) = 0.019). Deconvolved, the mean largest of 6 runs is
+    # within 0.025 of 0.9: three times the standard error of that mean
+    # (0.019 / sqrt(6) = 0.008), with the Kendall bias inside.
+    rng = np.random.default_rng(11)
+    fitted_top, deconvolved_top = [], []
+    for x in _var1_runs(0.9 * np.eye(10), 500, 6, rng):
+        phi, G, s2 = _var1_noise([x])
+        fitted_top.append(np.linalg.eigvalsh(phi)[-1])
+        deconvolved_top.append(deconvolved_eigenvalues(phi, G, s2)[-1])
+    assert np.mean(fitted_top) - 0.9 >= 0.04
+    assert abs(np.mean(deconvolved_top) - 0.9) <= 0.025
+    # One direction at 0.995 far above nine at 0.5 (rotated), T = 3000: the
+    # repulsion on it is ~ sum_j var(N_kj) / (0.995 - 0.5), var(N_kj) =
+    # s**2 / (g_k + g_j) <= (1 - 0.995**2) / T: 1e-5, far below its own
+    # standard error sqrt((1 - 0.995**2) / T) = 0.0018. The deconvolution must
+    # not pull it down into the bulk: within 0.002 of the fitted value.
+    Q = np.linalg.qr(rng.normal(size=(10, 10)))[0]
+    M = (Q * np.r_[0.995, np.full(9, 0.5)]) @ Q.T
+    for x in _var1_runs(M, 3000, 3, rng):
+        phi, G, s2 = _var1_noise([x])
+        fitted = np.linalg.eigvalsh(phi)
+        assert abs(deconvolved_eigenvalues(phi, G, s2)[-1] - fitted[-1]) <= 0.002
+
+
+def test_upper_phi_pools_runs_and_takes_back_at_most_its_raise():
+    rng = np.random.default_rng(12)
+    x = _ar1(0.8, 100, 3, rng)
+    base, top = ar1_upper_phi(x, 1.0, z=0.0), ar1_upper_phi(x, 1.0)
+    # Two identical runs: the same phi, sums of squares doubled, the raise / sqrt 2.
+    np.testing.assert_allclose(ar1_upper_phi([x, x], 1.0) - base, (top - base) / np.sqrt(2.0))
+    np.testing.assert_allclose(ar1_upper_phi(x, 1.0, shift=np.full(3, -5.0)), base)
+    np.testing.assert_allclose(ar1_upper_phi(x, 1.0, shift=np.full(3, 0.01)), top + 0.01)
+
+
+def test_model_covariance_is_not_wide_on_a_cluster_of_similar_directions():
+    # The synthetic check of issue 23 in miniature: every direction contracts
+    # by 0.1 per step (Phi = 0.9 I, q = 10), one run of 500 steps, batched
+    # means; the true variance of the estimate is exact for phi = 0.9
+    # (ar1_weighted_variance). The fitted eigenvalues spread to ~0.80-0.95
+    # (semicircle, see above) and the largest, raised by one standard error,
+    # gave the coordinates 1.95-2.35x the true variance (median over these 30
+    # runs, measured before the deconvolution); taking back the raise where
+    # the repulsion explains it gives 1.5-1.7x (the largest phi keeps its own
+    # least-squares value, never lowered: near a unit root that value is
+    # biased down). Bounds: above 0.9 (covered), below 1.85 (the old fit fails).
+    rng = np.random.default_rng(13)
+    q, T = 10, 500
+    w = estimate_weights(T, "batched_means", 0, 10)
+    true_var = ar1_weighted_variance(np.array([0.9]), w, 1.0)[0][0]
+    ratios = [np.diag(dpgd_model_covariance([x[1:]], np.zeros(q), w, 1.0, None, np.zeros(q)))
+              / true_var for x in _var1_runs(0.9 * np.eye(q), T, 30, rng)]
+    median = np.median(ratios, axis=0)
+    assert np.all(median >= 0.9) and np.all(median <= 1.85)

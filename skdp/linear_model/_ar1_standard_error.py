@@ -18,7 +18,9 @@ eigenbasis of its VAR(1) coefficient, fitted by least squares among
 symmetric matrices (:func:`symmetric_var1`), where the directions
 decouple; :func:`ar1_upper_phi` estimates each direction's phi
 and raises it by one standard error, to its upper 84% confidence bound (the
-variance grows with phi, so this errs on the wide side);
+variance grows with phi, so this errs on the wide side), less the amount by
+which picking the direction from the same noisy fit already raised it
+(:func:`deconvolved_eigenvalues`);
 :func:`ar1_weighted_variance` gives the variance of
 the estimate exactly for that phi, including the share of the start's error
 that the run has not forgotten. The start is the pilot ``(A_hat + r
@@ -31,9 +33,10 @@ Everything here is post-processing of released quantities.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.isotonic import isotonic_regression
 
-__all__ = ["ar1_upper_phi", "ar1_weighted_variance", "dpgd_model_covariance",
-           "pilot_variance", "symmetric_var1"]
+__all__ = ["ar1_upper_phi", "ar1_weighted_variance", "deconvolved_eigenvalues",
+           "dpgd_model_covariance", "pilot_variance", "symmetric_var1"]
 
 #: Standard errors added to the least-squares phi. Two (a 97.7% bound) gave
 #: standard errors 2-10x the actual spread of the estimates on long runs over
@@ -42,9 +45,13 @@ __all__ = ["ar1_upper_phi", "ar1_weighted_variance", "dpgd_model_covariance",
 #: (12 seeds). One holds on both halves of ``benchmarks/interval_suite.py``
 #: (issue 23; the docs page *When to trust the intervals*).
 PHI_MARGIN = 1.0
+#: Monte Carlo draws and most fixed-point iterations of :func:`deconvolved_eigenvalues`.
+DECONVOLUTION_DRAWS = 32
+DECONVOLUTION_ITERATIONS = 30
 
 
-def ar1_upper_phi(series: np.ndarray, step_std: float, z: float = PHI_MARGIN) -> np.ndarray:
+def ar1_upper_phi(series: np.ndarray | list, step_std: float, z: float = PHI_MARGIN,
+                  shift: np.ndarray | None = None) -> np.ndarray:
     """Least-squares AR(1) coefficient of each column, raised by ``z`` standard errors.
 
     The model is ``x_t - x* = phi (x_{t-1} - x*) + e_t`` with ``e_t ~ N(0,
@@ -52,30 +59,47 @@ def ar1_upper_phi(series: np.ndarray, step_std: float, z: float = PHI_MARGIN) ->
     about ``(1 + 3 phi) / T`` (Kendall 1954), much more near 1, where short
     runs of a slow direction live; that bias is added back. Its standard
     error is ``sd / sqrt(sum_t (x_{t-1} - mean)**2)`` with sd the larger of
-    ``step_std`` (public) and the residual std. The result is capped to
+    ``step_std`` (public) and the residual std. Several runs of the same
+    recursion (each with its own mean) are pooled into one phi per column.
+
+    ``shift`` is how far phi would be lowered to undo a bias of the fit
+    that picked the columns (:func:`deconvolved_eigenvalues`); it takes
+    back at most the raise, so that the result is never below the
+    column's own (corrected) least-squares phi. The result is capped to
     [0, 1].
 
     Parameters
     ----------
-    series : ndarray of shape (T + 1, k)
-        ``x_0, ..., x_T``, T >= 1.
+    series : ndarray of shape (T + 1, k), or a list of them
+        ``x_0, ..., x_T``, T >= 1; a list holds runs of equal length.
     step_std : float
-    z : float, default=2.0
+    z : float, default=PHI_MARGIN
+    shift : ndarray of shape (k,) or None, default=None
 
     Returns
     -------
     ndarray of shape (k,)
     """
-    x = np.asarray(series, dtype=float)
-    T = x.shape[0] - 1
-    prev, nxt = x[:-1], x[1:]
-    dp, dn = prev - prev.mean(axis=0), nxt - nxt.mean(axis=0)
-    ss = np.maximum(np.einsum("ij,ij->j", dp, dp), np.finfo(float).tiny)
-    phi = np.einsum("ij,ij->j", dp, dn) / ss
-    resid = dn - dp * phi
-    sd = np.maximum(step_std, np.sqrt(np.einsum("ij,ij->j", resid, resid) / max(T - 2, 1)))
+    runs = [np.asarray(x, dtype=float) for x in (series if isinstance(series, list) else [series])]
+    T = runs[0].shape[0] - 1
+    ss = cross = rss = 0.0
+    centred = []
+    for x in runs:
+        dp, dn = x[:-1] - x[:-1].mean(axis=0), x[1:] - x[1:].mean(axis=0)
+        centred.append((dp, dn))
+        ss = ss + np.einsum("ij,ij->j", dp, dp)
+        cross = cross + np.einsum("ij,ij->j", dp, dn)
+    ss = np.maximum(ss, np.finfo(float).tiny)
+    phi = cross / ss
+    for dp, dn in centred:
+        resid = dn - dp * phi
+        rss = rss + np.einsum("ij,ij->j", resid, resid)
+    sd = np.maximum(step_std, np.sqrt(rss / max(len(runs) * (T - 2), 1)))
     phi = phi + (1.0 + 3.0 * phi) / T  # Kendall's (1954) correction of the small-sample bias
-    return np.clip(phi + z * sd / np.sqrt(ss), 0.0, 1.0)
+    raise_ = z * sd / np.sqrt(ss)
+    if shift is not None:
+        raise_ = np.maximum(raise_ + shift, 0.0)
+    return np.clip(phi + raise_, 0.0, 1.0)
 
 
 def ar1_weighted_variance(phi: np.ndarray, weights: np.ndarray,
@@ -183,8 +207,10 @@ def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
     eigenbasis the directions decouple exactly, with the same isotropic
     noise); U = I when the runs are too short to estimate it (fewer than
     ``5 q`` steps). Each direction
-    of U is then an AR(1) series (:func:`ar1_upper_phi`,
-    :func:`ar1_weighted_variance`). The noise
+    of U is then an AR(1) series (:func:`ar1_upper_phi`, pooled over the
+    runs, and :func:`ar1_weighted_variance`), its phi raised by one
+    standard error less the bias of having picked the direction from the
+    same fit (:func:`deconvolved_eigenvalues`). The noise
     parts of independent runs average out; the start's error, shared by
     all runs, does not.
 
@@ -226,29 +252,115 @@ def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
     D, V = (np.ones(q), np.eye(q)) if basis is None else basis
     to_x = V * np.sqrt(D)  # x = theta @ to_x
     series = [np.vstack([theta0, run]) @ to_x for run in iterate_runs]
-    U = _slow_directions(series)
-    noise, weight = np.zeros(q), np.zeros(q)
+    U, shift = _slow_directions(series, step_std)
     cap = 1.0 if curvature is None else np.clip(1.0 - (U * U).T @ curvature, 0.0, 1.0)
-    for x in series:
-        phi = np.minimum(ar1_upper_phi(x @ U, step_std), cap)
-        v, g = ar1_weighted_variance(phi, weights, step_std)
-        noise += v
-        weight += g
+    # The runs follow one recursion: one phi per direction from all of them.
+    phi = np.minimum(ar1_upper_phi([x @ U for x in series], step_std, shift=shift), cap)
+    noise, weight = ar1_weighted_variance(phi, weights, step_std)
     runs = len(series)
-    G = (U * (weight / runs)) @ U.T
-    cov_x = (U * (noise / runs**2)) @ U.T + (G * start_var) @ G.T
+    G = (U * weight) @ U.T
+    cov_x = (U * (noise / runs)) @ U.T + (G * start_var) @ G.T
     back = V / np.sqrt(D)  # theta = back @ x
     return back @ cov_x @ back.T
 
 
-def _slow_directions(series: list[np.ndarray]) -> np.ndarray:
-    """Eigenvectors of the symmetric VAR(1) coefficient fitted to the series (or I when short)."""
+def _slow_directions(series: list[np.ndarray], step_std: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors of the symmetric VAR(1) fit, and the shift that deconvolves its eigenvalues.
+
+    (I and no shift when the runs are short.)
+    """
     q = series[0].shape[1]
     if series[0].shape[0] - 1 < 5 * q:
-        return np.eye(q)
-    phi = symmetric_var1(series)
+        return np.eye(q), np.zeros(q)
+    cross, gram, rows = _var1_sums(series)
+    phi = _symmetric_solution(cross, gram)
     # Overflowing iterates (extreme declared bounds) end here; the caller reports them.
-    return np.linalg.eigh(phi)[1] if np.all(np.isfinite(phi)) else np.eye(q)
+    if not np.all(np.isfinite(phi)):
+        return np.eye(q), np.zeros(q)
+    fitted, U = np.linalg.eigh(phi)
+    # The innovation variance, from the residuals of the fit (q (q + 1) / 2 + q
+    # parameters), floored at the public step variance.
+    resid = sum(float(np.sum((x[1:] - x[1:].mean(axis=0) - (x[:-1] - x[:-1].mean(axis=0)) @ phi)
+                             ** 2)) for x in series)
+    noise_var = max(step_std**2, resid / max(rows * q - q * (q + 1) // 2 - q, 1))
+    return U, deconvolved_eigenvalues(phi, gram, noise_var) - fitted
+
+
+def _var1_sums(series: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, int]:
+    """``C = sum_t d_t d_{t-1}^T``, ``G = sum_t d_{t-1} d_{t-1}^T`` (d centred per series), and the rows."""
+    q = series[0].shape[1]
+    cross, gram, rows = np.zeros((q, q)), np.zeros((q, q)), 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for x in series:
+            prev, nxt = x[:-1] - x[:-1].mean(axis=0), x[1:] - x[1:].mean(axis=0)
+            cross += nxt.T @ prev
+            gram += prev.T @ prev
+            rows += prev.shape[0]
+    return cross, gram, rows
+
+
+def _symmetric_solution(cross: np.ndarray, gram: np.ndarray) -> np.ndarray:
+    """Solve ``phi G + G phi = C + C^T`` in G's eigenbasis (all NaN when the sums overflowed)."""
+    q = gram.shape[0]
+    if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(cross))):
+        return np.full((q, q), np.nan)
+    g, W = np.linalg.eigh(gram)
+    g = np.maximum(g, np.finfo(float).tiny)
+    phi = W @ ((W.T @ (cross + cross.T) @ W) / np.add.outer(g, g)) @ W.T
+    return 0.5 * (phi + phi.T)
+
+
+def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
+                            draws: int = DECONVOLUTION_DRAWS) -> np.ndarray:
+    """Eigenvalues whose noisy fits would, on average, come out as those of ``phi``.
+
+    The symmetric VAR(1) fit (:func:`symmetric_var1`) is ``phi = Phi + N``:
+    in the eigenbasis of G, ``N_ij`` has variance ``s**2 / (g_i + g_j)``
+    off the diagonal and ``s**2 / g_i`` on it (s**2 = ``noise_var``, the
+    innovation variance). Noise spreads the eigenvalues of a matrix (they
+    repel each other): when several directions have similar phi, the
+    largest fitted one is too large by several of its own standard errors
+    (Wigner's semicircle: the fitted eigenvalues of ``Phi = 0.9 I`` with q
+    = 10 and 500 steps spread over about 0.79-0.96), while a direction well
+    apart from the others (a slow direction of an ill-conditioned
+    problem) barely moves. This finds eigenvalues ``lam`` (with phi's
+    eigenvectors, kept in ascending order by isotonic regression) such
+    that the mean sorted eigenvalues of ``U diag(lam) U^T + N`` over
+    ``draws`` Monte Carlo draws of N equal phi's, by fixed-point
+    iteration. The draws use a fixed seed: deterministic post-processing.
+
+    Parameters
+    ----------
+    phi : ndarray of shape (q, q)
+        Symmetric.
+    gram : ndarray of shape (q, q)
+        G of the fit.
+    noise_var : float
+    draws : int, default=DECONVOLUTION_DRAWS
+
+    Returns
+    -------
+    ndarray of shape (q,)
+        Ascending, matching ``numpy.linalg.eigh(phi)``.
+    """
+    q = phi.shape[0]
+    fitted, U = np.linalg.eigh(phi)
+    g, W = np.linalg.eigh(gram)
+    g = np.maximum(g, np.finfo(float).tiny)
+    sd = np.sqrt(noise_var / np.add.outer(g, g))
+    sd[np.diag_indices(q)] *= np.sqrt(2.0)
+    z = np.random.default_rng(0).standard_normal((draws, q, q))
+    z = np.triu(z) + np.triu(z, 1).transpose(0, 2, 1)  # symmetric, unit-variance entries
+    noise = W @ (z * sd) @ W.T
+    lam = fitted.copy()
+    tol = 1e-3 * float(np.sqrt(noise_var / g.max()))
+    for _ in range(DECONVOLUTION_ITERATIONS):
+        mean = np.linalg.eigvalsh((U * lam) @ U.T + noise).mean(axis=0)
+        step = fitted - mean
+        lam = isotonic_regression(lam + step)
+        if np.max(np.abs(step)) <= tol:
+            break
+    return lam
 
 
 def symmetric_var1(series: list[np.ndarray]) -> np.ndarray:
@@ -279,16 +391,5 @@ def symmetric_var1(series: list[np.ndarray]) -> np.ndarray:
     ndarray of shape (q, q)
         Symmetric; all NaN when the sums overflow.
     """
-    q = series[0].shape[1]
-    cross, gram = np.zeros((q, q)), np.zeros((q, q))
-    with np.errstate(over="ignore", invalid="ignore"):
-        for x in series:
-            prev, nxt = x[:-1] - x[:-1].mean(axis=0), x[1:] - x[1:].mean(axis=0)
-            cross += nxt.T @ prev
-            gram += prev.T @ prev
-    if not (np.all(np.isfinite(gram)) and np.all(np.isfinite(cross))):
-        return np.full((q, q), np.nan)
-    g, W = np.linalg.eigh(gram)
-    g = np.maximum(g, np.finfo(float).tiny)
-    phi = W @ ((W.T @ (cross + cross.T) @ W) / np.add.outer(g, g)) @ W.T
-    return 0.5 * (phi + phi.T)
+    cross, gram, _ = _var1_sums(series)
+    return _symmetric_solution(cross, gram)
