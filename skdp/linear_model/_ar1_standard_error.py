@@ -320,7 +320,7 @@ def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
     innovation variance). Noise spreads the eigenvalues of a matrix (they
     repel each other): when several directions have similar phi, the
     largest fitted one is too large by several of its own standard errors
-    (Wigner's semicircle: the fitted eigenvalues of ``Phi = 0.9 I`` with q
+    (Wigner's 1958 semicircle: the fitted eigenvalues of ``Phi = 0.9 I`` with q
     = 10 and 500 steps spread over about 0.79-0.96), while a direction well
     apart from the others (a slow direction of an ill-conditioned
     problem) barely moves. This finds eigenvalues ``lam`` (with phi's
