@@ -77,11 +77,16 @@ def _dpgd(neighbour: bool, seed: int) -> float:
 
 def _dpgd_full(neighbour: bool, seed: int) -> float:
     # Every release of a default fit (private row and label bounds, Gram
-    # matrix, clip check, sandwich meat) with a fixed clip norm: the replaced
-    # label moves the Gram's X^T y (so the pilot start), every gradient step
-    # and the meat; coef_ sees the first two. 40 rows: fewer make the safe
-    # private bound search take most of the budget (an error).
-    X, y = _one_hot_rows(40, -100.0 if neighbour else 100.0)
+    # matrix, clip check, sandwich meat) with a fixed clip norm. All rows x
+    # = 1 with labels +-1 in turn, so the private bounds come out at 1 and
+    # clip nothing; the replaced row's label is +1 or -1: it moves the Gram's
+    # X^T y by 2 (the pilot start) and flips its clipped gradient from -C to
+    # +C at every step (the iterates stay near 0), and coef_, the mean of
+    # the iterates, carries both. 200 rows keep the safe bound search at its
+    # default share (at 40 it takes a quarter of the budget); 20 steps.
+    X = np.ones((200, 1))
+    y = np.where(np.arange(200) % 2 == 0, 1.0, -1.0)
+    y[0] = -1.0 if neighbour else 1.0
     reg = DPLinearRegressionGD(epsilon=EPSILON, delta=DELTA, clip_norm=1.0, fit_intercept=False,
                                n_iter=20, burn_in=0, n_batches=2, random_state=seed)
     return float(reg.fit(X, y).coef_[0])
