@@ -45,7 +45,8 @@ __all__ = ["ar1_upper_phi", "ar1_weighted_variance", "deconvolved_eigenvalues",
 #: (12 seeds). One holds on both halves of ``benchmarks/interval_suite.py``
 #: (issue 23; the docs page *When to trust the intervals*).
 PHI_MARGIN = 1.0
-#: Monte Carlo draws and most fixed-point iterations of :func:`deconvolved_eigenvalues`.
+#: Monte Carlo draws of :func:`deconvolved_eigenvalues` (fewer beyond q = 32, where
+#: each q x q draw samples more eigenvalues at once), and its most iterations.
 DECONVOLUTION_DRAWS = 32
 DECONVOLUTION_ITERATIONS = 30
 
@@ -283,6 +284,8 @@ def _slow_directions(series: list[np.ndarray], step_std: float) -> tuple[np.ndar
     resid = sum(float(np.sum((x[1:] - x[1:].mean(axis=0) - (x[:-1] - x[:-1].mean(axis=0)) @ phi)
                              ** 2)) for x in series)
     noise_var = max(step_std**2, resid / max(rows * q - q * (q + 1) // 2 - q, 1))
+    if not np.isfinite(noise_var):
+        return U, np.zeros(q)
     return U, deconvolved_eigenvalues(phi, gram, noise_var) - fitted
 
 
@@ -311,7 +314,7 @@ def _symmetric_solution(cross: np.ndarray, gram: np.ndarray) -> np.ndarray:
 
 
 def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
-                            draws: int = DECONVOLUTION_DRAWS) -> np.ndarray:
+                            draws: int | None = None) -> np.ndarray:
     """Eigenvalues whose noisy fits would, on average, come out as those of ``phi``.
 
     The symmetric VAR(1) fit (:func:`symmetric_var1`) is ``phi = Phi + N``:
@@ -327,7 +330,10 @@ def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
     eigenvectors, kept in ascending order by isotonic regression) such
     that the mean sorted eigenvalues of ``U diag(lam) U^T + N`` over
     ``draws`` Monte Carlo draws of N equal phi's, by fixed-point
-    iteration. The draws use a fixed seed: deterministic post-processing.
+    iteration (until lam moves by less than 0.1% of the smallest entry
+    std of N, or :data:`DECONVOLUTION_ITERATIONS` times: where the fitted
+    spread is narrower than the noise alone would make it, lam keeps
+    creeping by a small fraction of that std). The draws use a fixed seed: deterministic post-processing.
 
     Parameters
     ----------
@@ -336,7 +342,9 @@ def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
     gram : ndarray of shape (q, q)
         G of the fit.
     noise_var : float
-    draws : int, default=DECONVOLUTION_DRAWS
+    draws : int or None, default=None
+        Monte Carlo draws of N; None for ``DECONVOLUTION_DRAWS`` up to q =
+        32 and ``max(8, ceil(32 * 32 / q))`` beyond.
 
     Returns
     -------
@@ -344,6 +352,8 @@ def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
         Ascending, matching ``numpy.linalg.eigh(phi)``.
     """
     q = phi.shape[0]
+    if draws is None:
+        draws = max(8, min(DECONVOLUTION_DRAWS, -(-DECONVOLUTION_DRAWS * 32 // q)))
     fitted, U = np.linalg.eigh(phi)
     g, W = np.linalg.eigh(gram)
     g = np.maximum(g, np.finfo(float).tiny)
@@ -353,12 +363,13 @@ def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
     z = np.triu(z) + np.triu(z, 1).transpose(0, 2, 1)  # symmetric, unit-variance entries
     noise = W @ (z * sd) @ W.T
     lam = fitted.copy()
-    tol = 1e-3 * float(np.sqrt(noise_var / g.max()))
+    tol = 1e-3 * float(np.sqrt(noise_var / g.max()))  # of the smallest entry std of N
     for _ in range(DECONVOLUTION_ITERATIONS):
         mean = np.linalg.eigvalsh((U * lam) @ U.T + noise).mean(axis=0)
-        step = fitted - mean
-        lam = isotonic_regression(lam + step)
-        if np.max(np.abs(step)) <= tol:
+        new = isotonic_regression(lam + fitted - mean)
+        done = np.max(np.abs(new - lam)) <= tol
+        lam = new
+        if done:
             break
     return lam
 
