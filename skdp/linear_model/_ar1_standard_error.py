@@ -63,10 +63,10 @@ def ar1_upper_phi(series: np.ndarray | list, step_std: float, z: float = PHI_MAR
     ``step_std`` (public) and the residual std. Several runs of the same
     recursion (each with its own mean) are pooled into one phi per column.
 
-    ``shift`` is how far phi would be lowered to undo a bias of the fit
-    that picked the columns (:func:`deconvolved_eigenvalues`); it takes
-    back at most the raise, so that the result is never below the
-    column's own (corrected) least-squares phi. The result is capped to
+    ``shift`` moves phi against the bias of the fit that picked the
+    columns (:func:`deconvolved_eigenvalues`; negative where that fit
+    raised them); it takes back at most the raise, so that the result is
+    never below the column's own (corrected) least-squares phi. The result is capped to
     [0, 1].
 
     Parameters
@@ -290,7 +290,7 @@ def _slow_directions(series: list[np.ndarray], step_std: float) -> tuple[np.ndar
 
 
 def _var1_sums(series: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, int]:
-    """``C = sum_t d_t d_{t-1}^T``, ``G = sum_t d_{t-1} d_{t-1}^T`` (d centred per series), and the rows."""
+    """``C = sum_t d_t d_{t-1}^T``, ``G = sum_t d_{t-1} d_{t-1}^T`` (d centred per series), rows."""
     q = series[0].shape[1]
     cross, gram, rows = np.zeros((q, q)), np.zeros((q, q)), 0
     with np.errstate(over="ignore", invalid="ignore"):
@@ -333,7 +333,8 @@ def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
     iteration (until lam moves by less than 0.1% of the smallest entry
     std of N, or :data:`DECONVOLUTION_ITERATIONS` times: where the fitted
     spread is narrower than the noise alone would make it, lam keeps
-    creeping by a small fraction of that std). The draws use a fixed seed: deterministic post-processing.
+    creeping by a small fraction of that std). The draws use a fixed
+    seed: deterministic post-processing.
 
     Parameters
     ----------
@@ -362,6 +363,8 @@ def deconvolved_eigenvalues(phi: np.ndarray, gram: np.ndarray, noise_var: float,
     z = np.random.default_rng(0).standard_normal((draws, q, q))
     z = np.triu(z) + np.triu(z, 1).transpose(0, 2, 1)  # symmetric, unit-variance entries
     noise = W @ (z * sd) @ W.T
+    if g[0] <= 1e-12 * g[-1] or not np.all(np.isfinite(noise)):
+        return fitted  # a direction that (nearly) never moved: its noise is unknown
     lam = fitted.copy()
     tol = 1e-3 * float(np.sqrt(noise_var / g.max()))  # of the smallest entry std of N
     for _ in range(DECONVOLUTION_ITERATIONS):
