@@ -980,10 +980,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         """Warnings computed from released quantities only; returns the clipping check's resolution.
 
         The resolution is the smallest clipping bias the check can tell from
-        0 (as many rows as 3 noise stds of the count, each clipped by one clip
-        norm, in bias units), in standard
-        errors of the batch means in the preconditioned coordinates (their
-        smallest); None without a check.
+        0 (as many rows as 3 noise stds of the count, each clipped by one
+        clip norm), in units of the smallest standard error of the batch
+        means in the preconditioned coordinates; None without a check.
         """
         if steps.wanted is not None:
             warnings.warn(
