@@ -27,6 +27,7 @@ from skdp.linear_model import (
     DPSGDClassifier,
     DPSGDRegressor,
 )
+from skdp.mechanisms import make_rng, private_gram
 from skdp.model_selection import DPGridSearchCV
 from skdp.moments import StreamingMomentEstimator
 from skdp.preprocessing import DPStandardScaler
@@ -90,6 +91,20 @@ def _dpgd_full(neighbour: bool, seed: int) -> float:
     reg = DPLinearRegressionGD(epsilon=EPSILON, delta=DELTA, clip_norm=1.0, fit_intercept=False,
                                n_iter=20, burn_in=0, n_batches=2, random_state=seed)
     return float(reg.fit(X, y).coef_[0])
+
+
+def _gram(neighbour: bool, seed: int) -> float:
+    # The Gram-matrix mechanism itself (DP-GD's preconditioner and pilot,
+    # AdaSSP's statistics): inside a default DP-GD fit it has 7.5% of mu**2,
+    # too little for an audit of coef_ to see it broken. Two features, bound
+    # 1; the replaced row is (1, 0) or (0, 1), so the Gram matrix moves by
+    # diag(1, -1), whose upper triangle has norm sqrt(2): the full
+    # sensitivity. G_00 - G_11 carries all of it (means 1 and -1, noise std
+    # sqrt(2) times an entry's).
+    X = np.zeros((10, 2))
+    X[0] = (0.0, 1.0) if neighbour else (1.0, 0.0)
+    gram, _ = private_gram(X, fit_intercept=False, norm_bound=1.0, mu=MU, rng=make_rng(seed))
+    return float(gram[0, 0] - gram[1, 1])
 
 
 def _ambssgd(neighbour: bool, seed: int) -> float:
@@ -192,6 +207,7 @@ def _search(neighbour: bool, seed: int) -> float:
 SCENARIOS = [
     Scenario("DPLinearRegressionGD", _dpgd),
     Scenario("DPLinearRegressionGD(all releases)", _dpgd_full),
+    Scenario("private_gram", _gram),
     Scenario("DPAMBSSGDRegressor", _ambssgd),
     Scenario("AdaSSPRegressor", _adassp),
     Scenario("DPSGDRegressor", _dpsgd("independent", 1, 10)),

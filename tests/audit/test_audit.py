@@ -16,6 +16,7 @@ from scenarios import SCENARIOS, quiet
 from scipy import stats
 
 import skdp.linear_model._dpgd as dpgd_module
+import skdp.mechanisms._gram as gram_module
 import skdp.moments._streaming as streaming_module
 import skdp.preprocessing._scaler as scaler_module
 from skdp.accounting import budget_mu
@@ -64,6 +65,16 @@ def test_audit_catches_the_default_dpgd_fit_with_half_the_step_noise(monkeypatch
     # claim of 1.67.
     monkeypatch.setattr(dpgd_module, "gaussian_release", _half_noise)
     scenario = _scenario("DPLinearRegressionGD(all releases)")
+    result = _run_audit(scenario)
+    assert result.mu_lb > scenario.mu, result
+
+
+def test_audit_catches_the_gram_release_with_half_the_noise(monkeypatch):
+    # The Gram matrix (symmetric_release) at half its noise: true mu twice the claim.
+    real = gram_module.symmetric_release
+    monkeypatch.setattr(gram_module, "symmetric_release",
+                        lambda value, std, rng, **kw: real(value, std / 2.0, rng, **kw))
+    scenario = _scenario("private_gram")
     result = _run_audit(scenario)
     assert result.mu_lb > scenario.mu, result
 
