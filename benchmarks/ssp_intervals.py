@@ -14,7 +14,9 @@ Same tables, flows, budgets and columns as ``interval_suite.py`` (nominal
 90%, against the table's least-squares coefficients). ``bounds``: the rows
 are scaled to [-1, 1] by the declared bounds, so nothing is clipped.
 ``std``: the row and label bounds are private quantiles (5% of the budget,
-as ``AdaSSPRegressor``), and rows beyond are clipped. ``lam/noise``: the
+``AdaSSPRegressor``'s share where the search is safe; it is not raised to
+the safe share on the small tables at epsilon 1), and rows beyond are
+clipped. ``lam/noise``: the
 released Gram's smallest eigenvalue over its typical noise norm (below 1:
 some direction is not resolved). Compare with the suite's table in
 docs/user_guide/when_to_trust.rst.
