@@ -125,12 +125,33 @@ def prepare(X, y, flow):
                       bounds_y=(y.min() - pad_y, y.max() + pad_y))
 
 
+def reference(X, y):
+    """The table's least-squares coefficients (intercept last) and their 90% OLS HC1 widths."""
+    Z = np.column_stack([X, np.ones(X.shape[0])])
+    hc1 = np.diff(sm.OLS(y, Z).fit(cov_type="HC1").conf_int(ALPHA), axis=1).ravel()
+    return np.linalg.lstsq(Z, y, rcond=None)[0], hc1
+
+
+def suite_cells(description):
+    """Parse the suite's arguments; yield (seeds, name, half, X, y, kw, flow, eps) per cell."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seeds", type=int, default=30)
+    parser.add_argument("--tables", default=",".join(TABLES))
+    parser.add_argument("--half", choices=["dev", "held-out", "both"], default="both")
+    args = parser.parse_args()
+    for name in args.tables.split(","):
+        half, load = TABLES[name]
+        if args.half != "both" and half != args.half:
+            continue
+        X0, y0 = load()
+        for flow in ("std", "bounds"):
+            X, y, kw = prepare(X0, y0, flow)
+            for eps in (1.0, 10.0):
+                yield args.seeds, name, half, X, y, kw, flow, eps
+
+
 def cell(X, y, kw, eps, seeds):
-    n = X.shape[0]
-    Z = np.column_stack([X, np.ones(n)])
-    ols = sm.OLS(y, Z).fit(cov_type="HC1")
-    ls = np.linalg.lstsq(Z, y, rcond=None)[0]
-    hc1 = np.diff(ols.conf_int(ALPHA), axis=1).ravel()
+    ls, hc1 = reference(X, y)
     hit, ses, ests, widths, warned = [], [], [], [], []
     start = time.perf_counter()
     for seed in range(seeds):
@@ -170,29 +191,17 @@ def misses(r, n, eps):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=30)
-    parser.add_argument("--tables", default=",".join(TABLES))
-    parser.add_argument("--half", choices=["dev", "held-out", "both"], default="both")
-    args = parser.parse_args()
     rows, summary = [], []
-    for name in args.tables.split(","):
-        half, load = TABLES[name]
-        if args.half != "both" and half != args.half:
-            continue
-        X0, y0 = load()
-        for flow in ("std", "bounds"):
-            X, y, kw = prepare(X0, y0, flow)
-            for eps in (1.0, 10.0):
-                r = cell(X, y, kw, eps, args.seeds)
-                miss = misses(r, X.shape[0], eps)
-                rows.append([name, half, X.shape[0], X.shape[1], flow, eps, r["cov"], r["worst"],
-                             "-" if np.isnan(r["cov_ok"]) else r["cov_ok"], r["width"],
-                             r["se_rmse"], r["warn"], r["seconds"], miss])
-                summary.append((half, miss == "-"))
-                print(*rows[-1], flush=True)
+    for seeds, name, half, X, y, kw, flow, eps in suite_cells(__doc__.splitlines()[0]):
+        r = cell(X, y, kw, eps, seeds)
+        miss = misses(r, X.shape[0], eps)
+        rows.append([name, half, X.shape[0], X.shape[1], flow, eps, r["cov"], r["worst"],
+                     "-" if np.isnan(r["cov_ok"]) else r["cov_ok"], r["width"],
+                     r["se_rmse"], r["warn"], r["seconds"], miss])
+        summary.append((half, miss == "-"))
+        print(*rows[-1], flush=True)
     print_table(f"DPLinearRegressionGD intervals on public tables: nominal {1 - ALPHA:.0%}, "
-                f"{args.seeds} seeds, defaults (delta 1e-6); targets of issue 23",
+                f"{seeds} seeds, defaults (delta 1e-6); targets of issue 23",
                 ["table", "half", "n", "p", "flow", "epsilon", "cov", "worst", "cov|ok", "w/HC1",
                  "se/rmse", "warn", "s/fit", "miss"], rows)
     for half in ("dev", "held-out"):

@@ -22,13 +22,11 @@ some direction is not resolved). Compare with the suite's table in
 docs/user_guide/when_to_trust.rst.
 """
 
-import argparse
 import math
 
 import numpy as np
-import statsmodels.api as sm
 from _common import print_table
-from interval_suite import ALPHA, TABLES, misses, prepare
+from interval_suite import ALPHA, misses, reference, suite_cells
 from scipy import stats
 
 from skdp.accounting import mu_from_epsilon_delta
@@ -82,10 +80,7 @@ def ssp_fit(X, y, kw, eps, seed):
 
 
 def cell(X, y, kw, eps, seeds):
-    n = X.shape[0]
-    Z = np.column_stack([X, np.ones(n)])
-    ls = np.linalg.lstsq(Z, y, rcond=None)[0]
-    hc1 = np.diff(sm.OLS(y, Z).fit(cov_type="HC1").conf_int(ALPHA), axis=1).ravel()
+    ls, hc1 = reference(X, y)
     z = stats.norm.ppf(1 - ALPHA / 2)
     hit, ses, ests, cond = [], [], [], []
     for seed in range(seeds):
@@ -103,26 +98,14 @@ def cell(X, y, kw, eps, seeds):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=30)
-    parser.add_argument("--tables", default=",".join(TABLES))
-    parser.add_argument("--half", choices=["dev", "held-out", "both"], default="both")
-    args = parser.parse_args()
     rows = []
-    for name in args.tables.split(","):
-        half, load = TABLES[name]
-        if args.half != "both" and half != args.half:
-            continue
-        X0, y0 = load()
-        for flow in ("std", "bounds"):
-            X, y, kw = prepare(X0, y0, flow)
-            for eps in (1.0, 10.0):
-                r = cell(X, y, kw, eps, args.seeds)
-                rows.append([name, half, X.shape[0], X.shape[1], flow, eps, r["cov"], r["worst"],
-                             r["width"], r["se_rmse"], r["cond"], misses(r, X.shape[0], eps)])
-                print(*rows[-1], flush=True)
+    for seeds, name, half, X, y, kw, flow, eps in suite_cells(__doc__.splitlines()[0]):
+        r = cell(X, y, kw, eps, seeds)
+        rows.append([name, half, X.shape[0], X.shape[1], flow, eps, r["cov"], r["worst"],
+                     r["width"], r["se_rmse"], r["cond"], misses(r, X.shape[0], eps)])
+        print(*rows[-1], flush=True)
     print_table(f"Noisy sufficient statistics + parametric bootstrap: nominal {1 - ALPHA:.0%}, "
-                f"{args.seeds} seeds (delta {DELTA})",
+                f"{seeds} seeds (delta {DELTA})",
                 ["table", "half", "n", "p", "flow", "epsilon", "cov", "worst", "w/HC1",
                  "se/rmse", "lam/noise", "miss"], rows)
 
