@@ -22,8 +22,8 @@ Run: python benchmarks/moments_figures.py [--runs 1000] [--reps 20]
 """
 
 import argparse
-import warnings
 import math
+import warnings
 
 import numpy as np
 from _common import print_table

@@ -11,13 +11,13 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
+from skdp._secure import is_secure_mode
 from skdp.accounting._gdp import (
     _check_real,
     mu_from_epsilon_delta,
 )
 from skdp.accounting._shared_ledger import LedgerUnreachable, SharedLedger
 from skdp.accounting._zcdp import rho_from_epsilon_delta, spent_epsilon
-from skdp._secure import is_secure_mode
 from skdp.exceptions import BudgetExceededError
 
 __all__ = ["BudgetAccountant", "Charge"]

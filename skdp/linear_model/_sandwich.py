@@ -18,7 +18,6 @@ the private Gram and the private meat (post-processing).
 
 from __future__ import annotations
 
-import math
 from functools import partial
 
 import numpy as np

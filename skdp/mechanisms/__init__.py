@@ -7,6 +7,7 @@ discrete Gaussian (:func:`discrete_gaussian`) on a grid (:class:`GridPlan`).
 """
 
 from skdp.mechanisms._blt import blt_coefficients, blt_parameters, blt_sensitivity_factor
+from skdp.mechanisms._discrete_gaussian import GridPlan, discrete_gaussian, grid_release
 from skdp.mechanisms._gram import private_gram
 from skdp.mechanisms._noise_shaping import (
     SHAPINGS,
@@ -18,7 +19,6 @@ from skdp.mechanisms._noise_shaping import (
     toeplitz_sensitivity_factor,
 )
 from skdp.mechanisms._participation import cyclic_sensitivity_factor
-from skdp.mechanisms._discrete_gaussian import GridPlan, discrete_gaussian, grid_release
 from skdp.mechanisms._random import (
     PlannedRelease,
     Release,

@@ -38,6 +38,7 @@ from scipy import fft
 from scipy.linalg import solve_triangular
 from scipy.special import ellipk
 
+from skdp._secure import is_secure_mode
 from skdp.mechanisms._blt import (
     BLTState,
     InverseCoefficientTracker,
@@ -45,7 +46,6 @@ from skdp.mechanisms._blt import (
     blt_parameters,
     blt_sensitivity_factor,
 )
-from skdp._secure import is_secure_mode
 from skdp.mechanisms._discrete_gaussian import GridPlan
 from skdp.mechanisms._random import gaussian_noise, record_release
 
