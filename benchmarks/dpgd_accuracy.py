@@ -69,7 +69,8 @@ def issue_targets(reps):
     rows, means = [], []
     for p in (10, 20, 50, 100):
         gd, ols = default_errors(100 * p, p, EPS_RHO, reps)
-        (m, se), means = mean_se(gd), means + [gd.mean()]
+        m, se = mean_se(gd)
+        means.append(m)
         rows.append([p, 100 * p, f"{EPS_RHO:.3f}", f"{ols.mean():.4f}", f"{m:.3f} +- {se:.3f}", "<= 0.6"])
     gd, ols = default_errors(100_000, 10, 1.0, reps)
     # The ratio of the mean errors and its standard error by the delta method.

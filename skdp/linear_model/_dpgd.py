@@ -456,11 +456,11 @@ quantities before any budget is charged; ``fit`` then draws them in this
 order, one stage each, and post-processes (a test checks the recorded draws
 against this list, share by share). The whole fit is exactly mu-GDP for the
 mu of (epsilon, delta); in secure mode (:func:`skdp.mechanisms.secure_mode`)
-every release is an exact discrete Gaussian on a grid and the fit is ``mu**2 / 2``-zCDP for the largest such
-rho that implies (epsilon, delta). Everything derived from the
-fit (``conf_int``, ``summary``, the step plan, the warnings, predictions) is
-post-processing. The guarantee holds for every dataset; clipping only affects
-accuracy.
+every release is an exact discrete Gaussian on a grid and the fit is
+``mu**2 / 2``-zCDP for the largest such rho that implies (epsilon, delta).
+Everything derived from the fit (``conf_int``, ``summary``, the step plan,
+the warnings, predictions) is post-processing. The guarantee holds for every
+dataset; clipping only affects accuracy.
 
 **What the intervals cover.** ``conf_int(target='empirical')`` (default)
 covers the (weighted) *least-squares solution of the fitted data* (after
