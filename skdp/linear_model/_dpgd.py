@@ -518,9 +518,9 @@ held-out tables of the calibration suite the reported standard errors are
 0.9-2.9x the actual spread of the estimates around least squares in 64 of
 68 cells (medians over coefficients), up to 4x on small tables at epsilon
 10, and below it where the estimate is biased (diamonds, clipped;
-CPS1985's exactly collinear columns); on 7 fresh tables, 0.8-2.0x in 27
-of 28 cells (0.49 where one clipped data error biases the estimate); see
-the docs page *When to trust the intervals*.
+CPS1985's columns, collinear but for one row); on 7 fresh tables,
+0.8-2.0x in 27 of 28 cells (0.49 where one clipped data error biases the
+estimate); see the docs page *When to trust the intervals*.
 
 **Collinearity.** An eigenvalue of the private Gram matrix below the
 typical norm of its noise cannot be told from 0: exactly collinear columns
