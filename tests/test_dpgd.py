@@ -11,6 +11,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skdp.accounting import BudgetAccountant, BudgetExceededError, compose_mu, mu_from_epsilon_delta
 from skdp.linear_model import DPLinearRegressionGD, dp_gradient_descent
+from skdp.linear_model._intervals import drifts
 from skdp.mechanisms import make_rng
 
 
@@ -396,8 +397,11 @@ def test_clipping_is_counted_privately_and_warned():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 2))
     y = X @ [1.0, 1.0] + rng.standard_t(1, size=20_000)
-    with pytest.warns(UserWarning, match="clipped at the estimate"):
+    with pytest.warns(UserWarning, match="clipped at the estimate") as record:
         reg = DPLinearRegressionGD(epsilon=10.0, clip_norm=0.05, random_state=0).fit(X, y)
+    # The fit keeps the warning, and the summary notes it.
+    assert reg.fit_warnings_["clipping"] in [str(w.message) for w in record]
+    assert any("clipping check warned" in note for note in reg.summary().attrs["notes"])
     # The count's noise std is clipped_fraction_std_ (1 / mu_check / n ~ 3e-4).
     assert reg.clipped_fraction_ > 0.5
     assert reg.clipped_fraction_std_ < 1e-3
@@ -444,10 +448,36 @@ def test_private_bound_searches_get_a_safe_share_on_small_tables():
     assert shares["clip_quantile"] == pytest.approx(0.04)
 
 
+def test_the_drift_check_needs_enough_batches_and_keeps_its_false_alarm_rate():
+    # The halves' difference inflates the estimates' standard deviation too: two
+    # clusters of m / 2 equal values give the largest statistic, sqrt(m - 1) = 3 at
+    # m = 10, under the cut t_9(1 - 0.01 / 6) = 3.95 for three columns, so no step
+    # of any size is flagged (a documented limit). At m = 30 (cut 3.21) a step of
+    # 4 noise stds gives about 4 / (sqrt(1 + 4) sqrt(4 / 30)) = 4.9.
+    rng = np.random.default_rng(0)
+    step = np.zeros((10, 3))
+    step[5:, 0] = 1e6
+    assert not drifts(step + rng.normal(size=(10, 3)))
+    shifted = rng.normal(size=(30, 3))
+    shifted[15:, 0] += 4.0
+    assert drifts(shifted)
+    # Independent Gaussian estimates at m = 30: a family-wise rate of at most 1%
+    # by Bonferroni (binomial sd over 4,000 draws 0.0016), so below 2%.
+    rate = np.mean([drifts(rng.normal(size=(30, 3))) for _ in range(4000)])
+    assert rate < 0.02
+
+
 def test_too_few_steps_warn_about_convergence():
     X, y, _ = _data(n=600)
-    with pytest.warns(ConvergenceWarning):
-        DPLinearRegressionGD(epsilon=0.5, random_state=0).fit(X, y)
+    with pytest.warns(ConvergenceWarning) as record:
+        reg = DPLinearRegressionGD(epsilon=0.5, random_state=0).fit(X, y)
+    # The fit keeps the warning (a search or a pipeline may silence it), the
+    # steps it wanted, and a note in the summary that names both counts.
+    assert reg.fit_warnings_["not_converged"] in [str(w.message) for w in record]
+    assert reg.planned_n_iter_ > reg.n_iter_
+    note = (f"the noise allowed {reg.n_iter_} steps where the private Gram matrix asked "
+            f"for about {reg.planned_n_iter_}")
+    assert any(note in line for line in reg.summary().attrs["notes"])
 
 
 # -- real tables ---------------------------------------------------------------
@@ -577,6 +607,7 @@ def test_collinear_columns_are_named_and_their_intervals_are_wide(extra):
     assert width[pair].min() > 2.0 > 5 * width["b"]
     # The summary's notes name them too (item 8), and say no interval is bias-bounded.
     assert set(pair) <= set(reg.unresolved_features_) and "b" not in reg.unresolved_features_
+    assert reg.fit_warnings_["unresolved"] == message
     notes = table.attrs["notes"]
     assert any(all(name in note for name in pair) for note in notes)
     assert any("none is bias-bounded" in note for note in notes)
@@ -584,8 +615,11 @@ def test_collinear_columns_are_named_and_their_intervals_are_wide(extra):
 
 def test_summary_notes_say_what_the_intervals_cover_and_what_clipping_saw():
     X, y, _ = _data()
-    reg = DPLinearRegressionGD(random_state=0).fit(X, y)
-    assert reg.unresolved_features_ == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the fit raises no warning
+        reg = DPLinearRegressionGD(random_state=0).fit(X, y)
+    assert reg.unresolved_features_ == [] and reg.fit_warnings_ == {}
+    assert reg.planned_n_iter_ == reg.n_iter_
     notes = reg.summary().attrs["notes"]
     assert len(notes) == 2 and "least-squares solution of the fitted rows" in notes[0]
     assert f"{100 * reg.clipped_fraction_:.2g}% of the per-example gradients" in notes[1]

@@ -21,6 +21,7 @@ from skdp.linear_model._ar1_standard_error import dpgd_model_covariance, pilot_v
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._intervals import (
     CI_METHODS,
+    drifts,
     estimate_weights,
     mean_standard_error,
     split_estimates,
@@ -116,6 +117,7 @@ class _GramRelease(NamedTuple):
     entry_std: float | None
     leverage: object
     unresolved: list
+    warned: dict  # the collinearity warning's message under 'unresolved', if raised
 
 
 class _Steps(NamedTuple):
@@ -409,6 +411,16 @@ unresolved_features_ : list of str
     Coefficients (feature names, 'intercept') loading on directions the
     private Gram matrix cannot resolve, as named by the collinearity
     warning; empty without one.
+fit_warnings_ : dict
+    The warnings the fit raised that qualify its intervals, message by
+    kind: 'unresolved' (collinearity), 'not_converged' (the noise cut the
+    planned steps), 'clipping' (the clipping check) and 'drift' (the batch
+    means still drift); empty when none did. A fit inside a pipeline or a
+    search, where warnings are often silenced, keeps them here, and
+    :meth:`summary` notes them.
+planned_n_iter_ : int
+    The steps the plan asked for: above ``n_iter_`` when the noise cut
+    them (the 'not_converged' warning).
 privacy_spent_ : PrivacySpent
     ``(epsilon, delta, mu)`` of this fit: every release below composed.
 privacy_shares_ : dict
@@ -470,8 +482,8 @@ estimate (the estimate then solves a clipped, robust problem: a
 ``UserWarning`` says so when the private count shows enough clipped rows
 that, each clipped by one clip norm, they would bias the estimate by half a
 standard error), when the iterates have not reached stationarity (a
-``ConvergenceWarning`` says so when the batch means drift), and when the
-noise is so large that the clipping bites on the noisy iterates (small n,
+``ConvergenceWarning`` says so when the batch means drift, with 13 or
+more batches), and when the noise is so large that the clipping bites on the noisy iterates (small n,
 small epsilon). ``conf_int(target='population')`` covers the
 *population* parameter (the least-squares coefficients of the distribution
 the rows were drawn from, independently): it adds a private HC1 sandwich
@@ -732,7 +744,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                                                                    mus, rng)
         # Post-processing: intervals on the original scale, warnings, fitted state.
         theta, bse, cov = self._standard_errors_from(data, gram, steps, meat)
-        resolution = self._warn(steps, clipping, clipping_std, clip, data, gram)
+        resolution, raised = self._warn(steps, clipping, clipping_std, clip, data, gram)
         # The fitted state is set only once the fit has succeeded.
         p = data.p
         self.coef_ = theta[:p]
@@ -746,6 +758,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         self.noise_std_, self.learning_rate_ = steps.noise_std, data.eta
         self.n_iter_, self.burn_in_ = steps.total, steps.burn
         self.unresolved_features_ = gram.unresolved
+        self.planned_n_iter_ = steps.total if steps.wanted is None else steps.wanted
+        self.fit_warnings_ = dict(gram.warned, **raised)
         self.privacy_spent_ = spent
         self.privacy_shares_ = {k: v for k, v in shares.items() if v > 0}
         return self
@@ -784,7 +798,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         """
         X, y, q = data.X, data.y, data.q
         pre, norm_bound, label_bound, entry_std = None, self.norm_bound, 1.0, None
-        unresolved = []
+        unresolved, warned = [], {}
         if self.gram_share > 0:
             if norm_bound is None and data.bx is not None and data.by is not None:
                 norm_bound = math.sqrt(q)
@@ -804,12 +818,13 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             entry_std = gram_std * norm_bound**2 / data.n  # of an entry of A_hat
             pre = gram_preconditioner(gram * np.outer(scale, scale),
                                       gram_std * norm_bound**2, data.n, gram_std * label_bound**2)
-            unresolved = self._warn_unresolved(pre, entry_std, q)
+            unresolved, warned = self._warn_unresolved(pre, entry_std, q)
         root = None if pre is None else pre.root
         lev = _leverage(X, root, self.fit_intercept)
         if is_dask(lev):
             (lev,) = _persist(lev)
-        return _GramRelease(pre, root, norm_bound, label_bound, entry_std, lev, unresolved)
+        return _GramRelease(pre, root, norm_bound, label_bound, entry_std, lev, unresolved,
+                            warned)
 
     def _release_clip_norm(self, data: _Data, gram: _GramRelease, mus: dict, rng) -> float:
         """Release 3: the clip norm, from a private quantile of the gradient norms at the pilot.
@@ -947,7 +962,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "range), clip_norm and norm_bound.")
         return theta_orig, bse, cov
 
-    def _warn_unresolved(self, pre, entry_std: float, q: int) -> list[str]:
+    def _warn_unresolved(self, pre, entry_std: float, q: int) -> tuple[list[str], dict]:
         """Warn about directions the private Gram matrix cannot resolve, naming their columns.
 
         An eigenvalue of ``A_hat`` below the typical norm of its noise, ``2
@@ -957,7 +972,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         (at least twice that norm): otherwise the whole spectrum is at the
         noise level, a matter of budget, not of collinearity.
         Post-processing of the released Gram matrix. Returns the names
-        (empty without a warning).
+        (empty without a warning) and ``{'unresolved': message}`` (empty
+        without one).
         """
         typical = 2.0 * entry_std * math.sqrt(q)
         weak = pre.eigenvalues < typical
@@ -965,35 +981,39 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         # bulk is below the noise (many columns, a small budget) the gradient
         # steps, not the Gram matrix, resolve the directions.
         if not np.any(weak) or np.median(pre.eigenvalues) < 2.0 * typical:
-            return []
+            return [], {}
         loadings = np.abs(pre.eigenvectors[:, weak]).max(axis=1)
         names = [name for name, load in zip(self._coef_names(), loadings) if load >= 0.25]
-        warnings.warn(
+        message = (
             f"The private Gram matrix cannot resolve {int(weak.sum())} direction(s) of the "
             f"features at this budget, mostly along {names}: exactly or nearly collinear "
             "columns (or too little spread for the noise). Their coefficients are not "
             "identified separately; their intervals should be wide, and where they are not, "
-            "do not trust them. Drop or combine such columns, or give more rows or budget.",
-            UserWarning, stacklevel=3)
-        return names
+            "do not trust them. Drop or combine such columns, or give more rows or budget.")
+        warnings.warn(message, UserWarning, stacklevel=3)
+        return names, {"unresolved": message}
 
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
-              gram: _GramRelease) -> float | None:
+              gram: _GramRelease) -> tuple[float | None, dict]:
         """Warnings computed from released quantities only; returns the clipping check's resolution.
+
+        Also returns the messages raised, by kind ('not_converged',
+        'clipping', 'drift'), for ``fit_warnings_``.
 
         The resolution is the smallest clipping bias the check can tell from
         0 (as many rows as 3 noise stds of the count, each clipped by one
         clip norm), in units of the smallest standard error of the batch
         means in the preconditioned coordinates; None without a check.
         """
+        raised = {}
         if steps.wanted is not None:
-            warnings.warn(
+            raised["not_converged"] = (
                 f"The private Gram matrix asks for about {steps.wanted} steps to converge, but "
                 f"at this budget the noise allows {steps.total} (more steps would make the "
                 "clipping bite on the noisy iterates): the estimate may not have converged in "
                 "the directions the data barely determine, and the intervals may not cover "
-                "there. More rows, a larger epsilon or tighter bounds help.",
-                ConvergenceWarning, stacklevel=3)
+                "there. More rows, a larger epsilon or tighter bounds help.")
+            warnings.warn(raised["not_converged"], ConvergenceWarning, stacklevel=3)
         estimates, root, n, W = steps.estimates, gram.root, data.n, data.W
         m = estimates.shape[0]
         wspace = estimates if root is None else np.linalg.solve(root, estimates.T).T
@@ -1013,27 +1033,22 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             with np.errstate(divide="ignore"):
                 resolution = float(W * clip * 3.0 * clipping_std / n / np.min(se_w))
             if W * clip * rows / n > 0.5 * float(np.min(se_w)):
-                warnings.warn(
+                raised["clipping"] = (
                     f"At least {rows:.0f} per-example gradients ({max(rows, 0.0) / n:.2%}) are "
                     "clipped at the estimate (a private count, 3 noise stds down). Each moves "
                     "the estimate by its excess over the clip norm, which no private check can "
                     "bound, and this many rows clipped by one clip norm each would bias it by "
                     "more than half a standard error: the intervals may not cover the "
                     "least-squares solution. Declare wider bounds, raise clip_norm, or read the "
-                    "estimate as a robust (clipped) fit.", UserWarning, stacklevel=3)
-        if self.ci_method != "independent_runs" and m >= 4:
-            half = m // 2
-            diff = wspace[:half].mean(axis=0) - wspace[half:].mean(axis=0)
-            sd = wspace.std(axis=0, ddof=1) * math.sqrt(1.0 / half + 1.0 / (m - half))
-            q = wspace.shape[1]
-            crit = stats.t.ppf(1.0 - 0.005 / q, df=m - 1)
-            if np.any(np.abs(diff) > crit * np.maximum(sd, np.finfo(float).tiny)):
-                warnings.warn(
-                    "The batch means still drift (first half against second half): the "
-                    "iterates may not have converged and the intervals may not cover. Raise "
-                    "n_iter and burn_in, or declare bounds_X/bounds_y.", ConvergenceWarning,
-                    stacklevel=3)
-        return resolution
+                    "estimate as a robust (clipped) fit.")
+                warnings.warn(raised["clipping"], UserWarning, stacklevel=3)
+        if self.ci_method != "independent_runs" and m >= 4 and drifts(wspace):
+            raised["drift"] = (
+                "The batch means still drift (first half against second half): the "
+                "iterates may not have converged and the intervals may not cover. Raise "
+                "n_iter and burn_in, or declare bounds_X/bounds_y.")
+            warnings.warn(raised["drift"], ConvergenceWarning, stacklevel=3)
+        return resolution, raised
 
     # -- intervals ---------------------------------------------------------------
 
@@ -1110,9 +1125,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             ``[alpha/2``, ``1-alpha/2]``. ``attrs["notes"]`` holds the notes a
             statsmodels summary prints below its table: what the intervals
             cover, what the private clipping check saw and that no interval
-            is widened for clipping bias (none is bias-bounded), and the
-            columns the private Gram matrix cannot identify separately
-            (``skdp regress`` prints them).
+            is widened for clipping bias (none is bias-bounded), one note for
+            each warning the fit raised about clipping or convergence
+            (``fit_warnings_``), and the columns the private Gram matrix
+            cannot identify separately (``skdp regress`` prints them).
         """
         ci = np.asarray(self.conf_int(alpha, target))
         theta = self._theta()
@@ -1151,6 +1167,19 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 + ("." if resolution is None else
                    f" (this check sees a bias above about {resolution:.2g} standard errors, "
                    "counting each clipped row as one clip norm beyond the clip)."))
+        raised = getattr(self, "fit_warnings_", {})
+        if "clipping" in raised:
+            notes.append("The clipping check warned: enough gradients are clipped to bias the "
+                         "estimate by more than half a standard error, so the intervals may "
+                         "miss least squares; read the estimate as a robust (clipped) fit.")
+        if "not_converged" in raised:
+            notes.append(f"Possibly not converged: the noise allowed {self.n_iter_} steps "
+                         f"where the private Gram matrix asked for about "
+                         f"{self.planned_n_iter_}, and where the data barely determine a "
+                         "coefficient its interval may not cover.")
+        if "drift" in raised:
+            notes.append("The batch means drift between the two halves of the run: the "
+                         "iterates may not have converged, and the intervals may not cover.")
         if unresolved:
             notes.append(f"Not identified separately at this budget (nearly collinear): "
                          f"{', '.join(map(str, unresolved))}.")
