@@ -482,9 +482,9 @@ estimate (the estimate then solves a clipped, robust problem: a
 ``UserWarning`` says so when the private count shows enough clipped rows
 that, each clipped by one clip norm, they would bias the estimate by half a
 standard error), when the iterates have not reached stationarity (a
-``ConvergenceWarning`` says so when the batch means drift, with 13 or
-more batches), and when the noise is so large that the clipping bites on the noisy iterates (small n,
-small epsilon). ``conf_int(target='population')`` covers the
+``ConvergenceWarning`` says so when the batch means drift, with 12 or
+more batches), and when the noise is so large that the clipping bites on
+the noisy iterates (small n, small epsilon). ``conf_int(target='population')`` covers the
 *population* parameter (the least-squares coefficients of the distribution
 the rows were drawn from, independently): it adds a private HC1 sandwich
 estimate of the sampling covariance, valid under heteroskedastic noise. It

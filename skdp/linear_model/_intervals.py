@@ -151,7 +151,8 @@ def drifts(estimates: np.ndarray, level: float = 0.01) -> bool:
     standard deviation too, so the statistic is at most ``sqrt(m - 1)``
     (two clusters of m / 2 equal estimates): with the default ten batches
     (3.0 against a cut of 3.25 for one column and 3.95 for three) no drift
-    of any size is flagged, and the check needs about 13 batches or more.
+    of any size is flagged; it takes at least 12 estimates for one column,
+    14 for three and 18 for ten.
     The spread of successive differences (von Neumann et al. 1941) instead
     flags steady trends at m = 10, but it also fired on slowly mixing runs
     whose intervals cover (on the interval suite: 57-67% of the fits of two
