@@ -452,7 +452,7 @@ def test_the_drift_check_needs_enough_batches_and_keeps_its_false_alarm_rate():
     # The halves' difference inflates the estimates' standard deviation too: two
     # clusters of m / 2 equal values give the largest statistic, sqrt(m - 1) = 3 at
     # m = 10, under the cut t_9(1 - 0.01 / 6) = 3.95 for three columns, so no step
-    # of any size is flagged (a documented limit). At m = 30 (cut 3.21) a step of
+    # of any size is flagged (a documented limit). At m = 30 (cut 3.20) a step of
     # 4 noise stds gives about 4 / (sqrt(1 + 4) sqrt(4 / 30)) = 4.9.
     rng = np.random.default_rng(0)
     step = np.zeros((10, 3))
