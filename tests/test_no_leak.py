@@ -15,12 +15,12 @@ from skdp.clipping import clipping_report
 from skdp.linear_model import DPAMBSSGDRegressor, DPSGDClassifier, DPSGDRegressor
 
 # Noisy releases, not calibration: DPLinearRegressionGD's clip norm, Gram row bound and step
-# plan (and so its noise std), and AdaSSP's row and label bounds, are chosen from private
-# releases paid for with budget; the clipping check's resolution is post-processing of the
-# clip norm and the released iterates.
+# plan (and so its noise std and the steps it asked for, planned_n_iter_), and AdaSSP's row
+# and label bounds, are chosen from private releases paid for with budget; the clipping
+# check's resolution is post-processing of the clip norm and the released iterates.
 PRIVATE_SCALARS = {"intercept_", "l2_penalty_", "clip_norm_", "norm_bound_", "noise_std_",
-                   "n_iter_", "burn_in_", "clipped_fraction_", "clipped_fraction_std_",
-                   "label_bound_", "clip_check_resolution_"}
+                   "n_iter_", "planned_n_iter_", "burn_in_", "clipped_fraction_",
+                   "clipped_fraction_std_", "label_bound_", "clip_check_resolution_"}
 
 
 def _public_attributes(est):
