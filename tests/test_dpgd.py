@@ -11,7 +11,6 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skdp.accounting import BudgetAccountant, BudgetExceededError, compose_mu, mu_from_epsilon_delta
 from skdp.linear_model import DPLinearRegressionGD, dp_gradient_descent
-from skdp.linear_model._intervals import drifts
 from skdp.mechanisms import make_rng
 
 
@@ -448,23 +447,30 @@ def test_private_bound_searches_get_a_safe_share_on_small_tables():
     assert shares["clip_quantile"] == pytest.approx(0.04)
 
 
-def test_the_drift_check_needs_enough_batches_and_keeps_its_false_alarm_rate():
-    # The halves' difference inflates the estimates' standard deviation too: two
-    # clusters of m / 2 equal values give the largest statistic, sqrt(m - 1) = 3 at
-    # m = 10, under the cut t_9(1 - 0.01 / 6) = 3.95 for three columns, so no step
-    # of any size is flagged (a documented limit). At m = 30 (cut 3.20) a step of
-    # 4 noise stds gives about 4 / (sqrt(1 + 4) sqrt(4 / 30)) = 4.9.
+def test_the_drift_check_fires_at_ten_batches_on_a_run_that_has_not_settled():
+    # Issue 23: a hand-set learning rate of 0.001 without a Gram matrix climbs
+    # from 0 toward (3, -3) over 200 steps; the batch means reach about 0.5 and
+    # the interval misses. The halves differ by about 0.3, against the random
+    # walk's contrast sd under the raised AR(1) model (sqrt(200 / 3) steps of
+    # 0.001 * noise_std, about 1e-3 here): over a hundred standard deviations.
+    # The check the fit had before (the halves in the batch means' own sd) is
+    # at most sqrt(m - 1) = 3 there, under its cut, and stayed silent.
     rng = np.random.default_rng(0)
-    step = np.zeros((10, 3))
-    step[5:, 0] = 1e6
-    assert not drifts(step + rng.normal(size=(10, 3)))
-    shifted = rng.normal(size=(30, 3))
-    shifted[15:, 0] += 4.0
-    assert drifts(shifted)
-    # Independent Gaussian estimates at m = 30: a family-wise rate of at most 1%
-    # by Bonferroni (binomial sd over 4,000 draws 0.0016), so below 2%.
-    rate = np.mean([drifts(rng.normal(size=(30, 3))) for _ in range(4000)])
-    assert rate < 0.02
+    X = rng.normal(size=(20_000, 2))
+    y = X @ np.array([3.0, -3.0]) + rng.normal(size=20_000)
+    slow = DPLinearRegressionGD(gram_share=0, population_share=0, learning_rate=0.001,
+                                n_iter=200, burn_in=0, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="still drift") as record:
+        slow.fit(X, y)
+    assert slow.n_batches == 10 and "drift" in slow.fit_warnings_
+    assert slow.fit_warnings_["drift"] in [str(w.message) for w in record]
+    assert any("drift" in note for note in slow.summary().attrs["notes"])
+    # The planned fit of the same table settles: no drift warning, at ten batches
+    # or with checkpoints; independent runs have no halves to compare.
+    for method in ("batched_means", "checkpoints", "independent_runs"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            DPLinearRegressionGD(ci_method=method, random_state=0).fit(X, y)
 
 
 def test_too_few_steps_warn_about_convergence():

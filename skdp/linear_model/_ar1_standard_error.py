@@ -32,11 +32,14 @@ Everything here is post-processing of released quantities.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from sklearn.isotonic import isotonic_regression
 
-__all__ = ["ar1_upper_phi", "ar1_weighted_variance", "deconvolved_eigenvalues",
-           "dpgd_model_covariance", "pilot_variance", "symmetric_var1"]
+__all__ = ["AR1Directions", "ar1_directions", "ar1_upper_phi", "ar1_weighted_variance",
+           "contrast_z", "deconvolved_eigenvalues", "dpgd_model_covariance", "pilot_variance",
+           "symmetric_var1", "weighted_covariance"]
 
 #: Standard errors added to the least-squares phi. Two (a 97.7% bound) gave
 #: standard errors 2-10x the actual spread of the estimates on long runs over
@@ -196,24 +199,34 @@ def pilot_variance(theta: np.ndarray, eigenvalues: np.ndarray, eigenvectors: np.
         return (tau2 + ridge**2 * share) / d
 
 
-def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
-                          weights: np.ndarray, step_std: float, basis: tuple | None,
-                          start_var: np.ndarray,
-                          curvature: np.ndarray | None = None) -> np.ndarray:
-    """Covariance of the DP-GD estimate, the mean over runs of ``sum_t w_t theta_t``.
+class AR1Directions(NamedTuple):
+    """DP-GD runs in the directions where they decouple (:func:`ar1_directions`).
+
+    ``x = theta @ to_x`` are the preconditioned coordinates (``theta =
+    back @ x``), ``U`` the eigenbasis of the fitted VAR(1) coefficient, ``phi`` each direction's
+    raised AR(1) coefficient, ``runs`` the number of runs.
+    """
+
+    to_x: np.ndarray
+    back: np.ndarray
+    U: np.ndarray
+    phi: np.ndarray
+    runs: int
+
+
+def ar1_directions(iterate_runs: list[np.ndarray], theta0: np.ndarray, step_std: float,
+                   basis: tuple | None, curvature: np.ndarray | None = None) -> AR1Directions:
+    """Fit the AR(1) model of every direction of DP-GD runs.
 
     The series are taken to the x coordinates, and then to the eigenbasis U
     of their VAR(1) coefficient fitted among symmetric matrices
     (:func:`symmetric_var1`; the true coefficient is symmetric, and in its
     eigenbasis the directions decouple exactly, with the same isotropic
     noise); U = I when the runs are too short to estimate it (fewer than
-    ``5 q`` steps). Each direction
-    of U is then an AR(1) series (:func:`ar1_upper_phi`, pooled over the
-    runs, and :func:`ar1_weighted_variance`), its phi raised by one
+    ``5 q`` steps). Each direction of U is then an AR(1) series
+    (:func:`ar1_upper_phi`, pooled over the runs), its phi raised by one
     standard error less the bias of having picked the direction from the
-    same fit (:func:`deconvolved_eigenvalues`). The noise
-    parts of independent runs average out; the start's error, shared by
-    all runs, does not.
+    same fit (:func:`deconvolved_eigenvalues`).
 
     Short runs estimate phi poorly (standard error about ``1 / sqrt(T)``),
     and the raised phi alone would make the intervals of a well-conditioned
@@ -231,6 +244,113 @@ def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
     iterate_runs : list of ndarray of shape (T, q)
         Each run's iterates theta_1..theta_T, all from ``theta0``.
     theta0 : ndarray of shape (q,)
+    step_std : float
+        ``learning_rate * noise_std``: the innovation std in the x coordinates.
+    basis : tuple (D, V) or None
+        The preconditioner ``P = V D^{-1/2} V^T``; None for P = I.
+    curvature : ndarray of shape (q,) or None, default=None
+        ``eta (lambda_k - e) / D_k`` for each x coordinate: a lower bound on
+        the contraction per step from the private Gram matrix (None: no cap).
+
+    Returns
+    -------
+    AR1Directions
+    """
+    q = theta0.shape[0]
+    D, V = (np.ones(q), np.eye(q)) if basis is None else basis
+    to_x = V * np.sqrt(D)  # x = theta @ to_x
+    series = [np.vstack([theta0, run]) @ to_x for run in iterate_runs]
+    U, shift = _slow_directions(series, step_std)
+    cap = 1.0 if curvature is None else np.clip(1.0 - (U * U).T @ curvature, 0.0, 1.0)
+    # The runs follow one recursion: one phi per direction from all of them.
+    phi = np.minimum(ar1_upper_phi([x @ U for x in series], step_std, shift=shift), cap)
+    return AR1Directions(to_x, V / np.sqrt(D), U, phi, len(series))
+
+
+def weighted_covariance(model: AR1Directions, weights: np.ndarray, step_std: float,
+                        start_var: np.ndarray) -> np.ndarray:
+    """Covariance of the mean over runs of ``sum_t w_t theta_t`` under the fitted model.
+
+    :func:`ar1_weighted_variance` in each direction. The noise parts of
+    independent runs average out; the start's error, shared by all runs,
+    does not.
+
+    Parameters
+    ----------
+    model : AR1Directions
+    weights : ndarray of shape (T,)
+        The estimate's weights on the iterates of a run (they sum to 1).
+    step_std : float
+    start_var : ndarray of shape (q,)
+        Error variance of each x coordinate of the start, taken as
+        independent.
+
+    Returns
+    -------
+    ndarray of shape (q, q)
+        On the fitting scale.
+    """
+    U = model.U
+    noise, weight = ar1_weighted_variance(model.phi, weights, step_std)
+    G = (U * weight) @ U.T
+    cov_x = (U * (noise / model.runs)) @ U.T + (G * start_var) @ G.T
+    return model.back @ cov_x @ model.back.T
+
+
+def contrast_z(model: AR1Directions, iterates: np.ndarray, theta0: np.ndarray,
+               contrast: np.ndarray, step_std: float, start_var: np.ndarray) -> np.ndarray:
+    """A contrast of one run's iterates in each direction, in its standard deviations under the model.
+
+    For weights c summing to 0 (for example the first half of the batch
+    means less the second), ``sum_t c_t (x_t - x*)`` does not involve x*:
+    under the fitted AR(1) model it is the start's unforgotten error, with
+    weight ``g = sum_t c_t phi**t``, plus noise (:func:`ar1_weighted_variance`).
+    Dividing by its standard deviation, ``sqrt(noise + g**2 var(start))``,
+    gives a statistic that is at most standard normal where the model holds
+    (phi is raised, so the variance errs on the large side); a run that
+    still moves beyond what its own public noise and its start's error can
+    explain (a learning rate too small to settle, clipping that keeps
+    pulling) gives large values.
+
+    Parameters
+    ----------
+    model : AR1Directions
+        Fitted on this run (:func:`ar1_directions`).
+    iterates : ndarray of shape (T, q)
+        theta_1..theta_T.
+    theta0 : ndarray of shape (q,)
+    contrast : ndarray of shape (T,)
+        Weights summing to 0.
+    step_std : float
+    start_var : ndarray of shape (q,)
+        As in :func:`weighted_covariance`.
+
+    Returns
+    -------
+    ndarray of shape (q,)
+        One statistic per direction of ``model.U``.
+    """
+    U = model.U
+    noise, weight = ar1_weighted_variance(model.phi, contrast, step_std)
+    value = (contrast @ (iterates - theta0)) @ model.to_x @ U
+    var = noise + weight**2 * ((U * U).T @ start_var)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.abs(value) / np.sqrt(np.maximum(var, np.finfo(float).tiny))
+
+
+def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
+                          weights: np.ndarray, step_std: float, basis: tuple | None,
+                          start_var: np.ndarray,
+                          curvature: np.ndarray | None = None) -> np.ndarray:
+    """Covariance of the DP-GD estimate, the mean over runs of ``sum_t w_t theta_t``.
+
+    :func:`ar1_directions` then :func:`weighted_covariance`.
+
+    Parameters
+    ----------
+    iterate_runs : list of ndarray of shape (T, q)
+        Each run's iterates theta_1..theta_T, all from ``theta0``.
+    theta0 : ndarray of shape (q,)
     weights : ndarray of shape (T,)
         The estimate's weights on the iterates of a run (they sum to 1).
     step_std : float
@@ -241,28 +361,15 @@ def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
         Error variance of each x coordinate of ``theta0``, taken as
         independent.
     curvature : ndarray of shape (q,) or None, default=None
-        ``eta (lambda_k - e) / D_k`` for each x coordinate: a lower bound on
-        the contraction per step from the private Gram matrix (None: no cap).
+        As in :func:`ar1_directions`.
 
     Returns
     -------
     ndarray of shape (q, q)
         On the fitting scale.
     """
-    q = theta0.shape[0]
-    D, V = (np.ones(q), np.eye(q)) if basis is None else basis
-    to_x = V * np.sqrt(D)  # x = theta @ to_x
-    series = [np.vstack([theta0, run]) @ to_x for run in iterate_runs]
-    U, shift = _slow_directions(series, step_std)
-    cap = 1.0 if curvature is None else np.clip(1.0 - (U * U).T @ curvature, 0.0, 1.0)
-    # The runs follow one recursion: one phi per direction from all of them.
-    phi = np.minimum(ar1_upper_phi([x @ U for x in series], step_std, shift=shift), cap)
-    noise, weight = ar1_weighted_variance(phi, weights, step_std)
-    runs = len(series)
-    G = (U * weight) @ U.T
-    cov_x = (U * (noise / runs)) @ U.T + (G * start_var) @ G.T
-    back = V / np.sqrt(D)  # theta = back @ x
-    return back @ cov_x @ back.T
+    model = ar1_directions(iterate_runs, theta0, step_std, basis, curvature)
+    return weighted_covariance(model, weights, step_std, start_var)
 
 
 def _slow_directions(series: list[np.ndarray], step_std: float) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["CI_METHODS", "drifts", "estimate_weights", "mean_standard_error", "split_estimates",
-           "t_bounds", "t_interval"]
+__all__ = ["CI_METHODS", "estimate_weights", "halves_contrast", "mean_standard_error",
+           "split_estimates", "t_bounds", "t_interval"]
 
 CI_METHODS = ("batched_means", "checkpoints", "independent_runs")
 
@@ -81,6 +81,33 @@ def estimate_weights(n_iter: int, method: str, burn_in: int, n_batches: int) -> 
     return w
 
 
+def halves_contrast(n_iter: int, method: str, burn_in: int, n_batches: int) -> np.ndarray:
+    """Weights of a run's iterates in the first half of its estimates' mean less the second's.
+
+    The estimates are those of :func:`split_estimates` (``'batched_means'``
+    or ``'checkpoints'``); with m of them, the first ``m // 2`` are
+    averaged against the rest. The weights sum to 0.
+
+    Parameters
+    ----------
+    n_iter : int
+    method : {'batched_means', 'checkpoints'}
+    burn_in : int
+    n_batches : int
+
+    Returns
+    -------
+    ndarray of shape (n_iter,)
+    """
+    m = n_batches
+    c = estimate_weights(n_iter, method, burn_in, m) * m  # each estimate's own weights
+    length = (n_iter - burn_in) // m
+    split = n_iter - length * m + (m // 2) * length
+    c[:split] /= m // 2
+    c[split:] /= -(m - m // 2)
+    return c
+
+
 def t_interval(estimates: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, standard error and Student-t interval of m estimates, per coordinate.
 
@@ -139,41 +166,3 @@ def mean_standard_error(series: np.ndarray) -> np.ndarray:
     positive = np.cumprod(pairs > 0, axis=0).astype(bool)
     var = -acov[0] + 2.0 * np.sum(np.where(positive, pairs, 0.0), axis=0)
     return np.sqrt(np.maximum(var, acov[0]) / n)
-
-
-def drifts(estimates: np.ndarray, level: float = 0.01) -> bool:
-    """Whether consecutive estimates still drift: first half against second half.
-
-    For each column, the difference of the two halves' means is compared,
-    in units of the estimates' standard deviation, with Student's t
-    quantile on m - 1 degrees of freedom at ``level / (2 k)`` per tail and
-    column (Bonferroni over the k columns). The difference inflates that
-    standard deviation too, so the statistic is at most ``sqrt(m - 1)``
-    (two clusters of m / 2 equal estimates): with the default ten batches
-    (3.0 against a cut of 3.25 for one column and 3.95 for three) no drift
-    of any size is flagged; it takes at least 12 estimates for one column,
-    14 for three and 18 for ten.
-    The spread of successive differences (von Neumann et al. 1941) instead
-    flags steady trends at m = 10, but it also fired on slowly mixing runs
-    whose intervals cover (on the interval suite: 57-67% of the fits of two
-    such cells, diamonds with declared bounds at epsilon 1 and CPS1985
-    with declared bounds at epsilon 10), so it is not used (issue 23).
-
-    Parameters
-    ----------
-    estimates : ndarray of shape (m, k)
-        In order; m >= 4.
-    level : float, default=0.01
-        Family-wise false-alarm rate for independent, identically
-        distributed Gaussian estimates.
-
-    Returns
-    -------
-    bool
-    """
-    m, k = estimates.shape
-    half = m // 2
-    diff = estimates[:half].mean(axis=0) - estimates[half:].mean(axis=0)
-    sd = estimates.std(axis=0, ddof=1) * np.sqrt(1.0 / half + 1.0 / (m - half))
-    crit = stats.t.ppf(1.0 - level / (2.0 * k), df=m - 1)
-    return bool(np.any(np.abs(diff) > crit * np.maximum(sd, np.finfo(float).tiny)))
