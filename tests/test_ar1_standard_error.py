@@ -321,7 +321,7 @@ def test_model_covariance_is_not_wide_on_a_cluster_of_similar_directions():
 
 def _drift_z(run, x0, contrast, start_var):
     model = ar1_directions([run], x0, 1.0, None)
-    return contrast_z(model, run, x0, contrast, 1.0, start_var)
+    return contrast_z(model, [run], x0, contrast, 1.0, start_var)
 
 
 def test_the_drift_statistic_keeps_its_false_alarm_rate_where_the_model_holds():

@@ -297,27 +297,28 @@ def weighted_covariance(model: AR1Directions, weights: np.ndarray, step_std: flo
     return model.back @ cov_x @ model.back.T
 
 
-def contrast_z(model: AR1Directions, iterates: np.ndarray, theta0: np.ndarray,
+def contrast_z(model: AR1Directions, iterate_runs: list[np.ndarray], theta0: np.ndarray,
                contrast: np.ndarray, step_std: float, start_var: np.ndarray) -> np.ndarray:
-    """A contrast of one run's iterates in each direction, in its standard deviations under the model.
+    """A contrast of the runs' iterates in each direction, in its standard deviations under the model.
 
     For weights c summing to 0 (for example the first half of the batch
     means less the second), ``sum_t c_t (x_t - x*)`` does not involve x*:
     under the fitted AR(1) model it is the start's unforgotten error, with
     weight ``g = sum_t c_t phi**t``, plus noise (:func:`ar1_weighted_variance`).
-    Dividing by its standard deviation, ``sqrt(noise + g**2 var(start))``,
-    gives a statistic that is at most standard normal where the model holds
-    (phi is raised, so the variance errs on the large side); a run that
-    still moves beyond what its own public noise and its start's error can
-    explain (a learning rate too small to settle, clipping that keeps
-    pulling) gives large values.
+    Averaged over R runs from the same start, the noise variance is divided
+    by R and the start's part is shared. Dividing by the standard deviation,
+    ``sqrt(noise / R + g**2 var(start))``, gives a statistic that is at most
+    standard normal where the model holds (phi is raised, so the variance
+    errs on the large side); runs that still move beyond what their public
+    noise and their start's error can explain (a learning rate too small to
+    settle, clipping that keeps pulling) give large values.
 
     Parameters
     ----------
     model : AR1Directions
-        Fitted on this run (:func:`ar1_directions`).
-    iterates : ndarray of shape (T, q)
-        theta_1..theta_T.
+        Fitted on these runs (:func:`ar1_directions`).
+    iterate_runs : list of ndarray of shape (T, q)
+        Each run's theta_1..theta_T.
     theta0 : ndarray of shape (q,)
     contrast : ndarray of shape (T,)
         Weights summing to 0.
@@ -332,8 +333,8 @@ def contrast_z(model: AR1Directions, iterates: np.ndarray, theta0: np.ndarray,
     """
     U = model.U
     noise, weight = ar1_weighted_variance(model.phi, contrast, step_std)
-    value = (contrast @ (iterates - theta0)) @ model.to_x @ U
-    var = noise + weight**2 * ((U * U).T @ start_var)
+    value = np.mean([contrast @ (run - theta0) for run in iterate_runs], axis=0) @ model.to_x @ U
+    var = noise / len(iterate_runs) + weight**2 * ((U * U).T @ start_var)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.abs(value) / np.sqrt(np.maximum(var, np.finfo(float).tiny))
 

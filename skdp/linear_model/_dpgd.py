@@ -421,8 +421,8 @@ unresolved_features_ : list of str
 fit_warnings_ : dict
     The warnings the fit raised that qualify its intervals, message by
     kind: 'unresolved' (collinearity), 'not_converged' (the noise cut the
-    planned steps), 'clipping' (the clipping check) and 'drift' (the batch
-    means still drift); empty when none did. A fit inside a pipeline or a
+    planned steps), 'clipping' (the clipping check) and 'drift' (the
+    iterates still drift); empty when none did. A fit inside a pipeline or a
     search, where warnings are often silenced, keeps them here, and
     :meth:`summary` notes them.
 planned_n_iter_ : int
@@ -551,7 +551,8 @@ family-wise 1%% over the directions (Bonferroni), which happens where the
 run still moves in a way neither its public noise nor its start's error
 can explain: a hand-set learning rate too small to settle, or a start
 whose error the model understates. It fires at the default ten batches;
-it is not computed for ``ci_method='independent_runs'``. It cannot see a
+with ``ci_method='independent_runs'`` it compares the halves of every
+run's kept iterates, averaged over the runs. It cannot see a
 direction that barely moves (a random walk forgets nothing, so its start's
 error is no contrast at all): the model's standard errors count that
 error instead.
@@ -937,8 +938,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         independent runs') error, the autocorrelation-based error and the
         AR(1) model's error (class Notes, *Standard errors*). The drift is
         the halves' contrast of the run in each direction of that model, in
-        the model's standard deviations (:func:`contrast_z`); None for
-        independent runs.
+        the model's standard deviations (:func:`contrast_z`; for
+        independent runs, the halves of each run's kept iterates).
         """
         pre, root, M = gram.pre, gram.root, steps.scale_map
         theta_orig, bse, _ = t_interval(steps.estimates_orig, 0.05)
@@ -976,9 +977,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             model_cov = weighted_covariance(model, estimate_weights(*args), step_std, start_var)
             bse = np.maximum(bse, np.sqrt(np.maximum(np.diag(M @ model_cov @ M.T), 0.0)))
             # The drift check: the halves' difference against what the same model allows.
-            drift = None if steps.runs > 1 else contrast_z(
-                model, steps.iterate_runs[0], steps.theta0, halves_contrast(*args), step_std,
-                start_var)
+            drift = contrast_z(model, steps.iterate_runs, steps.theta0, halves_contrast(*args),
+                               step_std, start_var)
         cov = None
         if meat is not None:
             # The bread is A_hat with its eigenvalues floored at the ridge (its noise level).
@@ -1023,7 +1023,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         return names, {"unresolved": message}
 
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
-              gram: _GramRelease, drift: np.ndarray | None) -> tuple[float | None, dict]:
+              gram: _GramRelease, drift: np.ndarray) -> tuple[float | None, dict]:
         """Warnings computed from released quantities only; returns the clipping check's resolution.
 
         Also returns the messages raised, by kind ('not_converged',
@@ -1073,10 +1073,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 warnings.warn(raised["clipping"], UserWarning, stacklevel=3)
         # Family-wise DRIFT_LEVEL over the q directions (Bonferroni), each statistic at
         # most standard normal where the model holds.
-        if drift is not None and np.any(drift > stats.norm.isf(DRIFT_LEVEL / (2 * data.q))):
+        if np.any(drift > stats.norm.isf(DRIFT_LEVEL / (2 * data.q))):
             raised["drift"] = (
-                f"The batch means still drift: their first half differs from the second by "
-                f"{float(np.max(drift)):.1f} standard deviations of what the noise and the "
+                f"The iterates still drift: the first half of the run differs from the second "
+                f"by {float(np.max(drift)):.1f} standard deviations of what the noise and the "
                 "start's error allow, so the iterates had not settled and the intervals may "
                 "not cover. Raise n_iter and burn_in (or leave learning_rate to the plan), or "
                 "declare bounds_X/bounds_y.")
@@ -1211,7 +1211,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                          f"{self.planned_n_iter_}, and where the data barely determine a "
                          "coefficient its interval may not cover.")
         if "drift" in raised:
-            notes.append("The batch means drift between the two halves of the run beyond what "
+            notes.append("The iterates drift between the two halves of the run beyond what "
                          "the noise and the start's error allow: the iterates had not "
                          "settled, and the intervals may not cover.")
         if unresolved:

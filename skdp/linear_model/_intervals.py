@@ -84,14 +84,18 @@ def estimate_weights(n_iter: int, method: str, burn_in: int, n_batches: int) -> 
 def halves_contrast(n_iter: int, method: str, burn_in: int, n_batches: int) -> np.ndarray:
     """Weights of a run's iterates in the first half of its estimates' mean less the second's.
 
-    The estimates are those of :func:`split_estimates` (``'batched_means'``
-    or ``'checkpoints'``); with m of them, the first ``m // 2`` are
-    averaged against the rest. The weights sum to 0.
+    For ``'batched_means'`` and ``'checkpoints'`` the estimates are those of
+    :func:`split_estimates`; with m of them, the first ``m // 2`` are
+    averaged against the rest. For ``'independent_runs'`` (one run of
+    ``n_iter`` iterates, each run giving one estimate) the first half of the
+    post-burn-in iterates is averaged against the second (the oldest one
+    dropped when their number is odd). The weights sum to 0.
 
     Parameters
     ----------
     n_iter : int
-    method : {'batched_means', 'checkpoints'}
+        Iterates of the run.
+    method : {'batched_means', 'checkpoints', 'independent_runs'}
     burn_in : int
     n_batches : int
 
@@ -99,6 +103,13 @@ def halves_contrast(n_iter: int, method: str, burn_in: int, n_batches: int) -> n
     -------
     ndarray of shape (n_iter,)
     """
+    if method == "independent_runs":
+        half = (n_iter - burn_in) // 2
+        c = np.zeros(n_iter)
+        if half > 0:  # one kept iterate has no halves: no contrast
+            c[n_iter - 2 * half:n_iter - half] = 1.0 / half
+            c[n_iter - half:] = -1.0 / half
+        return c
     m = n_batches
     c = estimate_weights(n_iter, method, burn_in, m) * m  # each estimate's own weights
     length = (n_iter - burn_in) // m
