@@ -5,6 +5,7 @@ import pytest
 from scipy import stats
 
 from skdp.linear_model._ar1_standard_error import (
+    AR1Directions,
     ar1_directions,
     ar1_upper_phi,
     ar1_weighted_variance,
@@ -12,6 +13,7 @@ from skdp.linear_model._ar1_standard_error import (
     deconvolved_eigenvalues,
     dpgd_model_covariance,
     pilot_variance,
+    start_weight,
     symmetric_var1,
 )
 from skdp.linear_model._intervals import estimate_weights, halves_contrast, split_estimates
@@ -42,6 +44,19 @@ def test_weighted_variance_grows_with_phi_up_to_the_random_walk():
     var, g = ar1_weighted_variance(np.linspace(0, 1, 21), w, 1.0)
     assert np.all(np.diff(var) > 0) and np.all(np.diff(g) >= 0)
     assert g[-1] == pytest.approx(1.0)
+
+
+def test_start_weight_is_the_share_of_the_start_error_the_estimate_keeps():
+    # Without noise, x_t - x* = phi**t (x_0 - x*): the estimate sum_t w_t x_t
+    # is off by g (x_0 - x*) in each direction (x* = 0 here).
+    phi = np.array([0.0, 0.5, 0.97, 1.0])
+    T = 200
+    w = estimate_weights(T, "batched_means", 40, 10)
+    model = AR1Directions(np.eye(4), np.eye(4), np.eye(4), phi, 1)
+    x0 = np.array([1.0, -2.0, 3.0, 0.5])
+    iterates = phi ** np.arange(1, T + 1)[:, None] * x0
+    np.testing.assert_allclose(start_weight(model, w) * x0, w @ iterates, rtol=1e-12, atol=0)
+    assert start_weight(model, w)[-1] == pytest.approx(1.0)  # a random walk forgets nothing
 
 
 def test_estimate_weights_reproduce_the_estimates():

@@ -39,7 +39,7 @@ from sklearn.isotonic import isotonic_regression
 
 __all__ = ["AR1Directions", "ar1_directions", "ar1_upper_phi", "ar1_weighted_variance",
            "contrast_z", "deconvolved_eigenvalues", "dpgd_model_covariance", "pilot_variance",
-           "symmetric_var1", "weighted_covariance"]
+           "start_weight", "symmetric_var1", "weighted_covariance"]
 
 #: Standard errors added to the least-squares phi. Two (a 97.7% bound) gave
 #: standard errors 2-10x the actual spread of the estimates on long runs over
@@ -295,6 +295,27 @@ def weighted_covariance(model: AR1Directions, weights: np.ndarray, step_std: flo
     G = (U * weight) @ U.T
     cov_x = (U * (noise / model.runs)) @ U.T + (G * start_var) @ G.T
     return model.back @ cov_x @ model.back.T
+
+
+def start_weight(model: AR1Directions, weights: np.ndarray) -> np.ndarray:
+    """Share of the start's error that the estimate keeps, in each direction of the model.
+
+    ``g = sum_t w_t phi**t`` (:func:`ar1_weighted_variance`): the estimate
+    ``sum_t w_t theta_t`` is off by ``g (x_0 - x*)`` from the start's error
+    alone. With the raised phi of the model, this errs on the large side.
+
+    Parameters
+    ----------
+    model : AR1Directions
+    weights : ndarray of shape (T,)
+        The estimate's weights on the iterates of a run.
+
+    Returns
+    -------
+    ndarray of shape (q,)
+        In [0, 1] when the weights are non-negative and sum to 1.
+    """
+    return ar1_weighted_variance(model.phi, weights, 0.0)[1]
 
 
 def contrast_z(model: AR1Directions, iterate_runs: list[np.ndarray], theta0: np.ndarray,

@@ -21,6 +21,7 @@ from skdp.linear_model._ar1_standard_error import (
     ar1_directions,
     contrast_z,
     pilot_variance,
+    start_weight,
     weighted_covariance,
 )
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
@@ -71,6 +72,12 @@ CLIP_QUANTILE_PART = 0.8
 #: Noise-norm margin (entry stds beyond 2 sqrt(q)) of the Gram's cap on the AR(1)
 #: coefficients of the model-based standard errors (the ridge uses 6).
 CURVATURE_MARGIN = 3.0
+#: Share of the start's error an estimate may keep in a direction (:func:`start_weight`)
+#: before a plan cut by the noise warns. The AR(1) model puts the start's error at about
+#: one standard error of the estimate or less on the interval suite's tables, and it can
+#: be low (a pilot shrunk along a direction the Gram cannot resolve): 5% of ten
+#: standard errors is half of one.
+START_LEFT = 0.05
 #: Family-wise false-alarm rate of the drift check where the AR(1) model holds.
 DRIFT_LEVEL = 0.01
 #: Share of ``gram_share`` spent on the Gram row bound when none is declared.
@@ -421,13 +428,15 @@ unresolved_features_ : list of str
 fit_warnings_ : dict
     The warnings the fit raised that qualify its intervals, message by
     kind: 'unresolved' (collinearity), 'not_converged' (the noise cut the
-    planned steps), 'clipping' (the clipping check) and 'drift' (the
+    planned steps and the estimate keeps part of the start's error),
+    'clipping' (the clipping check) and 'drift' (the
     iterates still drift); empty when none did. A fit inside a pipeline or a
     search, where warnings are often silenced, keeps them here, and
     :meth:`summary` notes them.
 planned_n_iter_ : int
     The steps the plan asked for: above ``n_iter_`` when the noise cut
-    them (the 'not_converged' warning).
+    them (the 'not_converged' warning says so where the estimate keeps
+    part of the start's error).
 privacy_spent_ : PrivacySpent
     ``(epsilon, delta, mu)`` of this fit: every release below composed.
 privacy_shares_ : dict
@@ -512,7 +521,14 @@ stops once the pilot's plug-in risk can bias the mean by at most a quarter
 of its standard deviation (``skdp.linear_model._preconditioner``). The
 pilot start is the ridge solution of the noisy normal equations. The plan
 is an estimate, not a guarantee: the standard errors guard the intervals
-when it is too short (see *Standard errors*).
+when it is too short (see *Standard errors*). When the noise allows fewer
+steps than the plan asks, the fit warns (``ConvergenceWarning``) if the
+estimate keeps at least 5%% of the start's error in some direction of the
+AR(1) model below (its coefficient raised, so the share errs on the large
+side). A run that has forgotten its start has converged as far as its
+intervals are concerned, whatever the plan asked: at small budgets the
+Gram's smallest eigenvalue, from which the plan's length comes, is its
+noise's.
 
 **Standard errors.** Batch means (and their autocorrelations) need a run
 much longer than the slowest mixing time of the iterates; on
@@ -766,8 +782,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         meat, clipping, clipping_std = self._release_meat_and_check(data, gram, clip, steps,
                                                                    mus, rng)
         # Post-processing: intervals on the original scale, warnings, fitted state.
-        theta, bse, cov, drift = self._standard_errors_from(data, gram, steps, meat)
-        resolution, raised = self._warn(steps, clipping, clipping_std, clip, data, gram, drift)
+        theta, bse, cov, drift, start_left = self._standard_errors_from(data, gram, steps, meat)
+        resolution, raised = self._warn(steps, clipping, clipping_std, clip, data, gram, drift,
+                                        start_left)
         # The fitted state is set only once the fit has succeeded.
         p = data.p
         self.coef_ = theta[:p]
@@ -939,7 +956,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         AR(1) model's error (class Notes, *Standard errors*). The drift is
         the halves' contrast of the run in each direction of that model, in
         the model's standard deviations (:func:`contrast_z`; for
-        independent runs, the halves of each run's kept iterates).
+        independent runs, the halves of each run's kept iterates). The last
+        value is the largest share of the start's error that the estimate
+        keeps in a direction of that model (:func:`start_weight`).
         """
         pre, root, M = gram.pre, gram.root, steps.scale_map
         theta_orig, bse, _ = t_interval(steps.estimates_orig, 0.05)
@@ -974,7 +993,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         args = (steps.per_run, self.ci_method, steps.burn, self.n_batches)
         with np.errstate(over="ignore", invalid="ignore"):
             model = ar1_directions(steps.iterate_runs, steps.theta0, step_std, basis, curvature)
-            model_cov = weighted_covariance(model, estimate_weights(*args), step_std, start_var)
+            weights = estimate_weights(*args)
+            model_cov = weighted_covariance(model, weights, step_std, start_var)
+            # How much of the start's error the estimate keeps (the convergence check).
+            start_left = float(np.max(start_weight(model, weights)))
             bse = np.maximum(bse, np.sqrt(np.maximum(np.diag(M @ model_cov @ M.T), 0.0)))
             # The drift check: the halves' difference against what the same model allows.
             drift = contrast_z(model, steps.iterate_runs, steps.theta0, halves_contrast(*args),
@@ -989,7 +1011,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             raise FloatingPointError(
                 "The fit overflowed on the original scale: check bounds_X/bounds_y (a tiny "
                 "range), clip_norm and norm_bound.")
-        return theta_orig, bse, cov, drift
+        return theta_orig, bse, cov, drift, start_left
 
     def _warn_unresolved(self, pre, entry_std: float, q: int) -> tuple[list[str], dict]:
         """Warn about directions the private Gram matrix cannot resolve, naming their columns.
@@ -1023,7 +1045,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         return names, {"unresolved": message}
 
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
-              gram: _GramRelease, drift: np.ndarray) -> tuple[float | None, dict]:
+              gram: _GramRelease, drift: np.ndarray,
+              start_left: float) -> tuple[float | None, dict]:
         """Warnings computed from released quantities only; returns the clipping check's resolution.
 
         Also returns the messages raised, by kind ('not_converged',
@@ -1035,13 +1058,17 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         means in the preconditioned coordinates; None without a check.
         """
         raised = {}
-        if steps.wanted is not None:
+        # The plan's step count comes from the Gram's smallest eigenvalue, which at a small
+        # budget is its noise's; the run itself says whether it has forgotten its start.
+        if steps.wanted is not None and start_left >= START_LEFT:
             raised["not_converged"] = (
                 f"The private Gram matrix asks for about {steps.wanted} steps to converge, but "
                 f"at this budget the noise allows {steps.total} (more steps would make the "
-                "clipping bite on the noisy iterates): the estimate may not have converged in "
-                "the directions the data barely determine, and the intervals may not cover "
-                "there. More rows, a larger epsilon or tighter bounds help.")
+                "clipping bite on the noisy iterates), and the estimate keeps "
+                f"{start_left:.0%} of the start's error in its slowest direction: it may not "
+                "have converged in the directions the data barely determine, and the "
+                "intervals may not cover there. More rows, a larger epsilon or tighter bounds "
+                "help.")
             warnings.warn(raised["not_converged"], ConvergenceWarning, stacklevel=3)
         estimates, root, n, W = steps.estimates, gram.root, data.n, data.W
         m = estimates.shape[0]
