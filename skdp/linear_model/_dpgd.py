@@ -1235,7 +1235,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if "not_converged" in raised:
             notes.append(f"Possibly not converged: the noise allowed {self.n_iter_} steps "
                          f"where the private Gram matrix asked for about "
-                         f"{self.planned_n_iter_}, and where the data barely determine a "
+                         f"{self.planned_n_iter_}, and the estimate keeps part of the start's "
+                         "error (the warning says how much): where the data barely determine a "
                          "coefficient its interval may not cover.")
         if "drift" in raised:
             notes.append("The iterates drift between the two halves of the run beyond what "
