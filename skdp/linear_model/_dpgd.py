@@ -995,8 +995,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             model = ar1_directions(steps.iterate_runs, steps.theta0, step_std, basis, curvature)
             weights = estimate_weights(*args)
             model_cov = weighted_covariance(model, weights, step_std, start_var)
-            # How much of the start's error the estimate keeps (the convergence check).
-            start_left = float(np.max(start_weight(model, weights)))
+            # How much of the start's error the estimate keeps (the convergence check;
+            # a non-finite share counts as all of it).
+            start_left = float(np.nan_to_num(np.max(start_weight(model, weights)), nan=1.0))
             bse = np.maximum(bse, np.sqrt(np.maximum(np.diag(M @ model_cov @ M.T), 0.0)))
             # The drift check: the halves' difference against what the same model allows.
             drift = contrast_z(model, steps.iterate_runs, steps.theta0, halves_contrast(*args),
