@@ -13,8 +13,8 @@ from skdp.linear_model._ar1_standard_error import (
     deconvolved_eigenvalues,
     dpgd_model_covariance,
     pilot_variance,
-    start_weight,
     symmetric_var1,
+    weighted_covariance,
 )
 from skdp.linear_model._intervals import estimate_weights, halves_contrast, split_estimates
 
@@ -48,15 +48,17 @@ def test_weighted_variance_grows_with_phi_up_to_the_random_walk():
 
 def test_start_weight_is_the_share_of_the_start_error_the_estimate_keeps():
     # Without noise, x_t - x* = phi**t (x_0 - x*): the estimate sum_t w_t x_t
-    # is off by g (x_0 - x*) in each direction (x* = 0 here).
+    # is off by g (x_0 - x*) in each direction (x* = 0 here); g is the second
+    # value of weighted_covariance.
     phi = np.array([0.0, 0.5, 0.97, 1.0])
     T = 200
     w = estimate_weights(T, "batched_means", 40, 10)
     model = AR1Directions(np.eye(4), np.eye(4), np.eye(4), phi, 1)
     x0 = np.array([1.0, -2.0, 3.0, 0.5])
     iterates = phi ** np.arange(1, T + 1)[:, None] * x0
-    np.testing.assert_allclose(start_weight(model, w) * x0, w @ iterates, rtol=1e-12, atol=0)
-    assert start_weight(model, w)[-1] == pytest.approx(1.0)  # a random walk forgets nothing
+    g = weighted_covariance(model, w, 1.0, np.zeros(4))[1]
+    np.testing.assert_allclose(g * x0, w @ iterates, rtol=1e-12, atol=0)
+    assert g[-1] == pytest.approx(1.0)  # a random walk forgets nothing
 
 
 def test_estimate_weights_reproduce_the_estimates():

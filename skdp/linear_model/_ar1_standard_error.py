@@ -39,7 +39,7 @@ from sklearn.isotonic import isotonic_regression
 
 __all__ = ["AR1Directions", "ar1_directions", "ar1_upper_phi", "ar1_weighted_variance",
            "contrast_z", "deconvolved_eigenvalues", "dpgd_model_covariance", "pilot_variance",
-           "start_weight", "symmetric_var1", "weighted_covariance"]
+           "symmetric_var1", "weighted_covariance"]
 
 #: Standard errors added to the least-squares phi. Two (a 97.7% bound) gave
 #: standard errors 2-10x the actual spread of the estimates on long runs over
@@ -268,12 +268,15 @@ def ar1_directions(iterate_runs: list[np.ndarray], theta0: np.ndarray, step_std:
 
 
 def weighted_covariance(model: AR1Directions, weights: np.ndarray, step_std: float,
-                        start_var: np.ndarray) -> np.ndarray:
+                        start_var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Covariance of the mean over runs of ``sum_t w_t theta_t`` under the fitted model.
 
     :func:`ar1_weighted_variance` in each direction. The noise parts of
     independent runs average out; the start's error, shared by all runs,
-    does not.
+    does not. Also returns each direction's ``g = sum_t w_t phi**t``: the
+    share of the start's error that the estimate keeps (it is off by ``g
+    (x_0 - x*)`` from the start alone; with the raised phi, this errs on the
+    large side).
 
     Parameters
     ----------
@@ -287,35 +290,17 @@ def weighted_covariance(model: AR1Directions, weights: np.ndarray, step_std: flo
 
     Returns
     -------
-    ndarray of shape (q, q)
+    cov : ndarray of shape (q, q)
         On the fitting scale.
+    start_weight : ndarray of shape (q,)
+        g in each direction of ``model.U``; in [0, 1] for non-negative
+        weights summing to 1.
     """
     U = model.U
     noise, weight = ar1_weighted_variance(model.phi, weights, step_std)
     G = (U * weight) @ U.T
     cov_x = (U * (noise / model.runs)) @ U.T + (G * start_var) @ G.T
-    return model.back @ cov_x @ model.back.T
-
-
-def start_weight(model: AR1Directions, weights: np.ndarray) -> np.ndarray:
-    """Share of the start's error that the estimate keeps, in each direction of the model.
-
-    ``g = sum_t w_t phi**t`` (:func:`ar1_weighted_variance`): the estimate
-    ``sum_t w_t theta_t`` is off by ``g (x_0 - x*)`` from the start's error
-    alone. With the raised phi of the model, this errs on the large side.
-
-    Parameters
-    ----------
-    model : AR1Directions
-    weights : ndarray of shape (T,)
-        The estimate's weights on the iterates of a run.
-
-    Returns
-    -------
-    ndarray of shape (q,)
-        In [0, 1] when the weights are non-negative and sum to 1.
-    """
-    return ar1_weighted_variance(model.phi, weights, 0.0)[1]
+    return model.back @ cov_x @ model.back.T, weight
 
 
 def contrast_z(model: AR1Directions, iterate_runs: list[np.ndarray], theta0: np.ndarray,
@@ -391,7 +376,7 @@ def dpgd_model_covariance(iterate_runs: list[np.ndarray], theta0: np.ndarray,
         On the fitting scale.
     """
     model = ar1_directions(iterate_runs, theta0, step_std, basis, curvature)
-    return weighted_covariance(model, weights, step_std, start_var)
+    return weighted_covariance(model, weights, step_std, start_var)[0]
 
 
 def _slow_directions(series: list[np.ndarray], step_std: float) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,6 @@ from skdp.linear_model._ar1_standard_error import (
     ar1_directions,
     contrast_z,
     pilot_variance,
-    start_weight,
     weighted_covariance,
 )
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
@@ -72,11 +71,11 @@ CLIP_QUANTILE_PART = 0.8
 #: Noise-norm margin (entry stds beyond 2 sqrt(q)) of the Gram's cap on the AR(1)
 #: coefficients of the model-based standard errors (the ridge uses 6).
 CURVATURE_MARGIN = 3.0
-#: Share of the start's error an estimate may keep in a direction (:func:`start_weight`)
-#: before a plan cut by the noise warns. The AR(1) model puts the start's error at about
-#: one standard error of the estimate or less on the interval suite's tables, and it can
-#: be low (a pilot shrunk along a direction the Gram cannot resolve): 5% of ten
-#: standard errors is half of one.
+#: Share of the start's error an estimate may keep in a direction (``g`` of
+#: :func:`weighted_covariance`) before a plan cut by the noise warns. The AR(1) model
+#: puts the start's error at about one standard error of the estimate or less on the
+#: interval suite's tables, and it can be low (a pilot shrunk along a direction the Gram
+#: cannot resolve): 5% of ten standard errors is half of one.
 START_LEFT = 0.05
 #: Family-wise false-alarm rate of the drift check where the AR(1) model holds.
 DRIFT_LEVEL = 0.01
@@ -958,7 +957,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         the model's standard deviations (:func:`contrast_z`; for
         independent runs, the halves of each run's kept iterates). The last
         value is the largest share of the start's error that the estimate
-        keeps in a direction of that model (:func:`start_weight`).
+        keeps in a direction of that model (:func:`weighted_covariance`).
         """
         pre, root, M = gram.pre, gram.root, steps.scale_map
         theta_orig, bse, _ = t_interval(steps.estimates_orig, 0.05)
@@ -993,11 +992,11 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         args = (steps.per_run, self.ci_method, steps.burn, self.n_batches)
         with np.errstate(over="ignore", invalid="ignore"):
             model = ar1_directions(steps.iterate_runs, steps.theta0, step_std, basis, curvature)
-            weights = estimate_weights(*args)
-            model_cov = weighted_covariance(model, weights, step_std, start_var)
-            # How much of the start's error the estimate keeps (the convergence check;
-            # a non-finite share counts as all of it).
-            start_left = float(np.nan_to_num(np.max(start_weight(model, weights)), nan=1.0))
+            # g: how much of the start's error the estimate keeps, per direction (the
+            # convergence check; a non-finite share counts as all of it).
+            model_cov, g = weighted_covariance(model, estimate_weights(*args), step_std,
+                                               start_var)
+            start_left = float(np.nan_to_num(np.max(g), nan=1.0))
             bse = np.maximum(bse, np.sqrt(np.maximum(np.diag(M @ model_cov @ M.T), 0.0)))
             # The drift check: the halves' difference against what the same model allows.
             drift = contrast_z(model, steps.iterate_runs, steps.theta0, halves_contrast(*args),
