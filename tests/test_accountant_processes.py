@@ -32,6 +32,7 @@ def _grid_search(acc, n_jobs):
     GridSearchCV(est, {"clip_norm": [1.0, 2.0, 4.0]}, cv=3, n_jobs=n_jobs).fit(X, y)
 
 
+@pytest.mark.slow
 def test_gridsearch_with_worker_processes_spends_exactly_the_sequential_amount():
     sequential = BudgetAccountant(epsilon=20.0, delta=1e-5)
     _grid_search(sequential, n_jobs=1)
@@ -64,6 +65,7 @@ def _charge_until_refused(accountants, mu, tries, start_at=0.0):
     return accepted
 
 
+@pytest.mark.slow
 def test_processes_racing_for_the_last_of_the_budget_cannot_overspend():
     # In each of 8 rounds a fresh ledger covers exactly 100 charges of mu0
     # (100 mu0**2 = budget**2 to rounding far inside the accountant's 1e-9

@@ -20,6 +20,7 @@ def test_version_and_help(capsys):
     assert "usage: skdp" in err and "demo or regress" in err
 
 
+@pytest.mark.slow
 def test_demo_runs_every_estimator_and_reports(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
@@ -29,6 +30,7 @@ def test_demo_runs_every_estimator_and_reports(capsys):
         assert name in out, name
 
 
+@pytest.mark.slow
 def test_demo_writes_plots(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     assert main(["demo", "--plots", str(tmp_path)]) == 0
@@ -229,6 +231,7 @@ def test_too_few_rows_advice_speaks_in_flags(tmp_path, capsys):
     assert "bounds_X" not in err and "clip_norm" not in err.replace("--clip-norm", "")
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly(csv_file):
     # As ``skdp regress ... --json | head -c 100`` when head has exited: the
     # read end of stdout's pipe is closed before the report is written.

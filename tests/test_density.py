@@ -22,6 +22,7 @@ PAPER = dict(release="per_row", store_history=True, noise_shaping="identity", la
              eigenvalue_floor=1e-3)
 
 
+@pytest.mark.slow
 def test_theorem_4_1_worst_case_covariance_error():
     # Every row is the same unit vector: the true running covariance is 0 and
     # the debiased JME covariance error summed over t has expectation
@@ -72,6 +73,7 @@ def figure5():
     return kl
 
 
+@pytest.mark.slow
 def test_figure_5_jme_beats_pp_from_step_20(figure5):
     # The benchmark (1000 runs) measures at t = 20 KL 67 (sd 51) for JME and
     # 145 (sd 121) for debiased PP: over 200 runs the means have sd 3.6 and
@@ -175,6 +177,7 @@ def test_one_release_log_likelihood_targets(n, bound, target):
     assert np.median(scores) > target
 
 
+@pytest.mark.slow
 def test_stream_of_small_calls_log_likelihood_target():
     # 1,000 calls of 10 rows at norm_bound 4: the benchmark's median over 10
     # seeds is -3.59 (range -3.62 to -3.51); the issue asks for better than -4.0.

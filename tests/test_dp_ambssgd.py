@@ -197,6 +197,7 @@ def sigma_sweep():
     return out
 
 
+@pytest.mark.slow
 def test_excess_risk_near_ols_at_d10(sigma_sweep):
     r = sigma_sweep[10, 1.0]
     assert r["risk"] <= 10 * r["ols"]

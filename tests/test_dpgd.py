@@ -209,6 +209,7 @@ def _coverage(target, n, p, n_fits, seed, **params):
     ("batched_means", None, None), ("checkpoints", None, None),
     # The planned independent runs take ~1e4 steps here; 10 runs of 200 keep the test short.
     ("independent_runs", 2000, 50)])
+@pytest.mark.slow
 def test_empirical_coverage(ci_method, n_iter, burn_in):
     # Nominal 95%. With 30 fits the coverage fraction has sd at most
     # sqrt(0.95 * 0.05 / 30) = 0.040 even if the 4 coordinates of a fit were
@@ -538,6 +539,7 @@ def _standardised(X, y):
 
 @pytest.mark.parametrize("name,epsilon", [("diabetes", 1.0), ("diabetes", 10.0),
                                           ("anes96", 10.0), ("randhie", 10.0)])
+@pytest.mark.slow
 def test_intervals_cover_the_least_squares_solution_of_real_tables(name, epsilon):
     # 12 seeds, nominal 90%: the coverage fraction has sd at most
     # sqrt(0.9 * 0.1 / 12) = 0.087 even if a fit's coordinates were perfectly
@@ -627,6 +629,7 @@ def test_a_declared_burn_in_never_fails_after_the_charge():
 
 
 @pytest.mark.parametrize("extra", ["duplicate", "constant"])
+@pytest.mark.slow
 def test_collinear_columns_are_named_and_their_intervals_are_wide(extra):
     # Issue 23, item 4: a duplicated column, or a constant beside the
     # intercept, got t and p values and no warning at epsilon 10.

@@ -267,6 +267,7 @@ def _test_loss(clf, X, y):
     return float(np.mean(np.logaddexp(0.0, z) - y * z))
 
 
+@pytest.mark.slow
 def test_independent_moments_not_worse_than_post_processing_papers_002_5_1():
     # Ganesh et al. 2025 §5.1: 1000 rows (90% with x = 0), batch 1, one epoch, clip 1,
     # noise multiplier 0.1 (std 0.1 on a step's gradient: replace-one mu =
@@ -294,6 +295,7 @@ def test_independent_moments_not_worse_than_post_processing_papers_002_5_1():
     assert diff.mean() <= diff.std(ddof=1) / np.sqrt(30)
 
 
+@pytest.mark.slow
 def test_nu_dp_ftrl_halves_the_excess_risk_of_dp_sgd_papers_003():
     # Choquette-Choo et al. 2024: d = 20, eigenvalues k^-1.5, T = 20,000 rows in one pass at
     # batch 1, the same (epsilon, delta), learning rate tuned on the same grid.

@@ -352,11 +352,25 @@ def test_init_stores_parameters_and_unfitted_search_has_no_attributes():
     assert not hasattr(search, "best_estimator_")
 
 
+class _StableLogUniform:
+    """``loguniform(1, 10)`` whose repr has no memory address.
+
+    pytest-xdist requires every worker to collect the same test ids, and
+    ``parametrize_with_checks`` names a test by the estimator's repr.
+    """
+
+    def rvs(self, size=None, random_state=None):
+        return loguniform(1.0, 10.0).rvs(size=size, random_state=random_state)
+
+    def __repr__(self):
+        return "loguniform(1.0, 10.0)"
+
+
 @parametrize_with_checks([
     DPGridSearchCV(DPLinearRegressionGD(epsilon=1e4, n_iter=60, burn_in=10),
                    {"clip_norm": [1.0, 10.0]}, epsilon=1e5, random_state=0),
     DPRandomizedSearchCV(DPLinearRegressionGD(epsilon=1e4, n_iter=60, burn_in=10),
-                         {"clip_norm": loguniform(1.0, 10.0)}, n_iter=2, epsilon=1e5,
+                         {"clip_norm": _StableLogUniform()}, n_iter=2, epsilon=1e5,
                          random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):

@@ -42,6 +42,7 @@ def _r_numeric(nu, d, starts=20, seed=0):
 
 @pytest.mark.parametrize("d", [1, 2, 3])
 @pytest.mark.parametrize("nu", [0.2, 0.5, 1.0, 2.0, 3.0, 8.0])
+@pytest.mark.slow
 def test_r_d_matches_a_numerical_supremum(d, nu):
     # Local search finds a lower bound; with 20 starts it reaches the sup.
     assert _r_numeric(nu, d) == pytest.approx(r_d(nu, d), rel=1e-5)
@@ -99,6 +100,7 @@ def _mc_errors(method_kw, shaping, d, n=24, reps=2000, seed=0):
 
 @pytest.mark.parametrize("shaping", ["identity", "sqrt"])
 @pytest.mark.parametrize("d", [1, 10])
+@pytest.mark.slow
 def test_theorem_3_3_error_formulas(shaping, d):
     n = 24
     e1, e2, est = _mc_errors({}, shaping, d, n=n)
@@ -164,6 +166,7 @@ def test_lambda_jme_pareto_dominates_ime_and_cs(d):
 # -- PP: the exact bias ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("shaping", ["identity", "sqrt"])
+@pytest.mark.slow
 def test_debiased_pp_is_unbiased_and_plain_pp_is_not(shaping):
     n, d, reps = 20, 3, 3000
     X = np.random.default_rng(1).normal(size=(n, d)) / 2

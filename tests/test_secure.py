@@ -60,6 +60,7 @@ def test_secure_mode_in_a_threaded_grid_search(entropy_calls):
     assert len(entropy_calls) == 2 * 2 + 1  # every fold of every candidate, and the refit
 
 
+@pytest.mark.slow
 def test_secure_mode_reaches_new_processes_through_the_environment():
     # A process started while secure mode is on (as joblib's process
     # workers are) refuses seeds from its first import.

@@ -387,6 +387,7 @@ def _possible_from_zero(outputs: np.ndarray, std: float) -> np.ndarray:
     return np.any([std * z == outputs for z in _neighbours(guess, 4)], axis=0)
 
 
+@pytest.mark.slow
 def test_floating_point_attack_succeeds_by_default_and_fails_in_secure_mode():
     """Mironov-style: the doubles a release can take on input 0 rule out input 0.
 
