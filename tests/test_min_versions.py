@@ -8,8 +8,8 @@ this checkout into it and runs the suite there, in a subprocess, in one
 process (the main suite's other workers keep the cores busy). Left out
 there, because they do not exercise these libraries' APIs beyond what the
 quicker tests do and take long: the empirical audits, the examples, the docs
-build and the tests marked ``slow`` (long statistical runs; all of them run
-in the main suite).
+build and the tests marked ``slow`` (several seconds each: statistical runs,
+the demo, subprocesses; all of them run in the main suite).
 
 Suites running at once on one machine share that environment: a lock file
 beside it lets one of them build it, install its checkout and run at a time
