@@ -7,10 +7,11 @@ equivalent of the paper's rho = 0.015 at delta = 1e-6 (exact GDP: mu =
 sqrt(2 rho)), no sandwich release. Coverage of the empirical least-squares
 solution by nominal 95% intervals, averaged over coordinates and R data sets.
 
-By default skdp's own plan (private Gram preconditioner, planned step and
-burn-in); the declared clip norm then bounds the preconditioned gradients
-``||P z_i r_i||``, about 3 times the paper's clip on these rows (the median
-``||z_i|| / ||P z_i||`` is 3.1 over 10 data sets). With
+By default skdp's own plan: a private Gram matrix, which at this n and
+budget resolves no direction, so the fit sets it aside and runs without a
+preconditioner, at step 0.25 (when the Gram's preconditioner was used, the
+declared clip norm bounded the preconditioned gradients ``||P z_i r_i||``,
+about 3 times the paper's clip on these rows). With
 ``--paper``, the paper's algorithm: no preconditioner (``gram_share=0``, so
 the clip bounds the raw gradients ``||x_i r_i||`` as in the paper), step
 0.25, burn-in 20.

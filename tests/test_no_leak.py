@@ -17,10 +17,13 @@ from skdp.linear_model import DPAMBSSGDRegressor, DPSGDClassifier, DPSGDRegresso
 # Noisy releases, not calibration: DPLinearRegressionGD's clip norm, Gram row bound and step
 # plan (and so its noise std and the steps it asked for, planned_n_iter_), and AdaSSP's row
 # and label bounds, are chosen from private releases paid for with budget; the clipping
-# check's resolution is post-processing of the clip norm and the released iterates.
+# check's resolution is post-processing of the clip norm and the released iterates, and
+# whether DP-GD's steps use the Gram's preconditioner (with its step size) is
+# post-processing of the released Gram matrix.
 PRIVATE_SCALARS = {"intercept_", "l2_penalty_", "clip_norm_", "norm_bound_", "noise_std_",
                    "n_iter_", "planned_n_iter_", "burn_in_", "clipped_fraction_",
-                   "clipped_fraction_std_", "label_bound_", "clip_check_resolution_"}
+                   "clipped_fraction_std_", "label_bound_", "clip_check_resolution_",
+                   "preconditioned_", "learning_rate_"}
 
 
 def _public_attributes(est):

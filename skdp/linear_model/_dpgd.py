@@ -71,6 +71,11 @@ CLIP_QUANTILE_PART = 0.8
 #: Noise-norm margin (entry stds beyond 2 sqrt(q)) of the Gram's cap on the AR(1)
 #: coefficients of the model-based standard errors (the ridge uses 6).
 CURVATURE_MARGIN = 3.0
+#: Step size without a preconditioner (``gram_share=0``, or a Gram matrix that resolves
+#: no direction): Brown et al. 2024's step for unit feature covariance.
+PLAIN_STEP = 0.25
+#: Steps (and burn-in) without a preconditioner, whose plan needs the Gram matrix.
+PLAIN_STEPS, PLAIN_BURN_IN = 200, 20
 #: Share of the start's error an estimate may keep in a direction (``g`` of
 #: :func:`weighted_covariance`) before a plan cut by the noise warns. The AR(1) model
 #: puts the start's error at about one standard error of the estimate or less on the
@@ -81,6 +86,17 @@ START_LEFT = 0.05
 DRIFT_LEVEL = 0.01
 #: Share of ``gram_share`` spent on the Gram row bound when none is declared.
 NORM_QUANTILE_PART = 0.25
+
+
+def _gram_noise_norm(entry_std: float, q: int) -> float:
+    """A high-probability bound on the spectral norm of the noise of ``A_hat``.
+
+    ``2 sqrt(q)`` entry stds is the typical norm of a symmetric Gaussian
+    matrix; :data:`CURVATURE_MARGIN` more covers the fluctuation of its
+    largest eigenvalue.
+    """
+    return entry_std * (2.0 * math.sqrt(q) + CURVATURE_MARGIN)
+
 
 #: The releases of one fit, in the order they are drawn: (key in ``privacy_shares_``,
 #: what is released, its replace-one L2 sensitivity). W bounds the weights, C is
@@ -121,7 +137,10 @@ class _Data(NamedTuple):
 
 
 class _GramRelease(NamedTuple):
-    """Releases 1-2 and what follows from them: the preconditioner and the rows' ``||P z_i||``."""
+    """Releases 1-2 and what follows from them: the preconditioner and the rows' ``||P z_i||``.
+
+    ``pre`` is None without a Gram matrix, and when it resolves no direction.
+    """
 
     pre: object
     root: object
@@ -321,7 +340,9 @@ clip_norm : float or None, default=None
 learning_rate : float or None, default=None
     Step size in the preconditioned coordinates. None: 1.0 (a Newton step:
     the preconditioned Hessian has its eigenvalues in (0, 1]); 0.25 (Brown et
-    al. 2024's step for unit feature covariance) with ``gram_share=0``.
+    al. 2024's step for unit feature covariance) without a preconditioner
+    (``gram_share=0``, or a Gram matrix that resolves no direction: see
+    Notes, *Convergence*).
 n_iter : int or None, default=None
     Total number of gradient steps, over all runs for
     ``ci_method='independent_runs'``. None: planned from the private Gram
@@ -330,7 +351,8 @@ n_iter : int or None, default=None
     ``(n mu_gd / (2 W sqrt(q)))**2 * 2 a`` with a the typical contraction
     of a step, at most 1/2 (beyond, the noise alone would push the
     gradients past the clip norm) and ``1.5e9 / (n q)`` (a time budget);
-    200 with ``gram_share=0``. More steps do not cost privacy
+    200 without a preconditioner (for independent runs, m runs of 38).
+    More steps do not cost privacy
     (the noise per step grows as ``sqrt(n_iter)``) but time.
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
@@ -347,13 +369,15 @@ n_batches : int, default=10
     freedom); at least 2.
 burn_in : int or None, default=None
     Iterates discarded at the start of every run. None: planned with
-    ``n_iter`` (20 with ``gram_share=0``).
+    ``n_iter`` (20 without a preconditioner).
 gram_share : float, default=0.1
     Share of the budget, as a fraction of ``mu**2``, spent on a private Gram
     matrix of the rows ``(x_i, 1, y_i)`` (clipped to ``norm_bound``). It gives
     the preconditioner, the pilot estimate (the start), the step plan and the
     bread of the population covariance. 0: plain DP-GD from 0 with the
-    identity preconditioner (and no population intervals).
+    identity preconditioner (and no population intervals), which is also
+    what a fit runs when the released Gram matrix resolves no direction
+    (``preconditioned_``).
 clip_share : float, default=0.05
     Share of ``mu**2`` for the clipping: with ``clip_norm=None``, 80%% of it
     buys the private quantile that sets the clip norm and 20%% a noisy count of
@@ -370,7 +394,8 @@ population_share : float, default=0.1
     Share of ``mu**2`` for the private *meat* of a sandwich (HC1) covariance
     at the final estimate, so that ``conf_int(target='population')`` adds the
     sampling variance of least squares under heteroskedastic noise. 0 makes
-    population intervals unavailable.
+    population intervals unavailable (as does a private Gram matrix that
+    resolves no direction, since it is the sandwich's bread).
 norm_bound : float or None, default=None
     L2 bound on the rows ``(x_i, 1, y_i)`` of the Gram matrix (on the fitting
     scale; longer rows are clipped), in [1e-100, 1e100]. None: exact
@@ -403,7 +428,8 @@ estimates_ : ndarray of shape (n_batches, n_features + fit_intercept)
     The m private estimates behind the interval (original scale).
 sampling_cov_ : ndarray of shape (n_features + fit_intercept,) * 2 or None
     Private HC1 sandwich estimate of the least-squares sampling covariance
-    (original scale; None when ``population_share == 0``).
+    (original scale; None when ``population_share == 0``, and when the
+    private Gram matrix resolved no direction: ``preconditioned_``).
 clip_norm_ : float
     The clip norm used (preconditioned coordinates, fitting scale).
 clipped_fraction_ : float or None
@@ -424,6 +450,12 @@ unresolved_features_ : list of str
     Coefficients (feature names, 'intercept') loading on directions the
     private Gram matrix cannot resolve, as named by the collinearity
     warning; empty without one.
+preconditioned_ : bool
+    Whether the steps used the private Gram matrix's preconditioner, pilot
+    and plan. False with ``gram_share=0``, and when no eigenvalue of the
+    released Gram matrix clears a high-probability bound on its noise (it
+    then certifies no direction; Notes, *Convergence*): post-processing of
+    the release.
 fit_warnings_ : dict
     The warnings the fit raised that qualify its intervals, message by
     kind: 'unresolved' (collinearity), 'not_converged' (the noise cut the
@@ -527,7 +559,19 @@ AR(1) model below (its coefficient raised, so the share errs on the large
 side). A run that has forgotten its start has converged as far as its
 intervals are concerned, whatever the plan asked: at small budgets the
 Gram's smallest eigenvalue, from which the plan's length comes, is its
-noise's.
+noise's. When no eigenvalue of ``A_hat`` clears a high-probability bound on
+the norm of its noise (``(2 sqrt(q) + 3)`` entry stds; small tables at small
+budgets), the Gram matrix certifies no direction: its preconditioner is
+mostly noise and ridge, and its pilot is shrunk towards 0 along the
+directions the data barely determine, an error that the short run the
+noise allows does not forget and that the standard errors cannot see
+(estimated from an estimate shrunk the same way, they covered one
+coefficient only 3-53%% of the time on four public tables). The steps then run as
+with ``gram_share=0`` (P = I, from 0, step 0.25, 200 steps): wider, honest
+intervals (``preconditioned_`` is False, and the summary says so). The
+Gram's share is spent all the same, and so is the population share: with
+no resolved direction the sandwich would take its bread from the noise,
+so the meat is not drawn and population intervals are unavailable.
 
 **Standard errors.** Batch means (and their autocorrelations) need a run
 much longer than the slowest mixing time of the iterates; on
@@ -550,12 +594,12 @@ well-conditioned tables are not inflated by the uncertainty of a fitted
 coefficient; slow directions get the wide intervals they need. This is
 post-processing of the released iterates. On the 17 development and
 held-out tables of the calibration suite the reported standard errors are
-0.9-2.9x the actual spread of the estimates around least squares in 64 of
-68 cells (medians over coefficients), up to 4x on small tables at epsilon
-10, and below it where the estimate is biased (diamonds, clipped;
-CPS1985's columns, collinear but for one row); on 7 fresh tables,
-0.8-2.0x in 27 of 28 cells (0.49 where one clipped data error biases the
-estimate); see the docs page *When to trust the intervals*.
+0.9-2.2x the actual spread of the estimates around least squares in 66 of
+68 cells (medians over coefficients), and below it where the estimate is
+biased (diamonds, clipped; CPS1985's columns, collinear but for one row);
+on 7 fresh tables, 0.8-2.0x in 27 of 28 cells (0.49 where one clipped data
+error biases the estimate); see the docs page *When to trust the
+intervals*.
 
 **Drift.** The same model says how far apart the first and second half of
 the batch means (or checkpoints) may lie: their difference, a contrast
@@ -697,6 +741,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "bounds_y (or norm_bound) and clip_norm, or raise epsilon.")
         return shares
 
+    def _step_size(self, preconditioned: bool) -> float:
+        """The step: ``learning_rate``, else 1 (a Newton step) with the Gram's preconditioner."""
+        return self.learning_rate or (1.0 if preconditioned else PLAIN_STEP)
+
     def _plan(self, min_eigenvalue: float | None, learning_rate: float,
               cap: int | None = None, step_noise: float | None = None,
               pilot_risk: float | None = None) -> tuple[int, int, int, int]:
@@ -713,15 +761,14 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         m = self.n_batches
         runs = m if self.ci_method == "independent_runs" else 1
         if min_eigenvalue is None:
-            burn, total, wanted = 20, 200, 200
+            burn, total, wanted = PLAIN_BURN_IN, PLAIN_STEPS, PLAIN_STEPS
         else:
             if runs > 1:
                 step_noise = pilot_risk = None
             burn, total, wanted = plan_steps(min_eigenvalue, learning_rate, m, cap,
                                              step_noise, pilot_risk)
-            length = (total - burn) // m
-            if runs > 1:  # each run: burn-in plus one batch length, at least 5 iterates
-                total = runs * (burn + max(5, length))
+        if runs > 1:  # each run: burn-in plus one batch length, at least 5 iterates
+            total = runs * (burn + max(5, (total - burn) // m))
         burn = self.burn_in if self.burn_in is not None else burn
         if self.burn_in is not None and self.n_iter is None:
             # A declared burn-in with a planned length (which the private plan can make
@@ -776,6 +823,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         spent, rng = self._charge(mu)
         # The releases, in the order of the class Notes (each stage states its sensitivity).
         gram = self._release_gram(data, mus, rng)
+        data = data._replace(eta=self._step_size(gram.pre is not None))
         clip = self._release_clip_norm(data, gram, mus, rng)
         steps = self._release_steps(data, gram, clip, mus, rng)
         meat, clipping, clipping_std = self._release_meat_and_check(data, gram, clip, steps,
@@ -797,6 +845,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         self.noise_std_, self.learning_rate_ = steps.noise_std, data.eta
         self.n_iter_, self.burn_in_ = steps.total, steps.burn
         self.unresolved_features_ = gram.unresolved
+        self.preconditioned_ = gram.pre is not None
         self.planned_n_iter_ = steps.total if steps.wanted is None else steps.wanted
         self.fit_warnings_ = dict(gram.warned, **raised)
         self.privacy_spent_ = spent
@@ -817,10 +866,13 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         by = check_bounds(self.bounds_y, 1, "bounds_y")
         declared = self.norm_bound is not None or (bx is not None and by is not None)
         self._shares(declared or self.gram_share == 0)
-        eta = self.learning_rate or (1.0 if self.gram_share > 0 else 0.25)
+        eta = self._step_size(self.gram_share > 0)
         # Errors of n_iter / burn_in / n_batches do not depend on the private plan:
-        # raise them before any budget is charged.
-        self._plan(None if self.gram_share == 0 else 1.0, eta)
+        # raise them before any budget is charged, for a plan with the Gram matrix and
+        # for one without (a Gram matrix that resolves no direction is set aside).
+        if self.gram_share > 0:
+            self._plan(1.0, eta)
+        self._plan(None, self._step_size(False))
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)
         if is_dask(X):  # every step reads the rows: keep them (scaled) on the workers
@@ -858,6 +910,13 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             pre = gram_preconditioner(gram * np.outer(scale, scale),
                                       gram_std * norm_bound**2, data.n, gram_std * label_bound**2)
             unresolved, warned = self._warn_unresolved(pre, entry_std, q)
+        if pre is not None and not np.any(pre.eigenvalues > _gram_noise_norm(entry_std, q)):
+            # No eigenvalue clears the noise (small tables at small budgets): the Gram
+            # matrix certifies no direction. Its preconditioner would be mostly its noise
+            # and ridge, its pilot shrunk towards 0 along the directions the data barely
+            # determine, and its plan cut by the noise: a start the short run does not
+            # forget, whose error the intervals cannot see. The steps run without them.
+            pre = None
         root = None if pre is None else pre.root
         lev = _leverage(X, root, self.fit_intercept)
         if is_dask(lev):
@@ -938,12 +997,15 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         The meat ``sum_i c_i c_i^T`` of the clipped gradients has sensitivity
         ``sqrt(2) W**2 C**2``; the count of the clipped gradients, 1
         (:func:`~skdp.linear_model._sandwich.private_meat_and_clipping`).
+        The meat is not drawn when the Gram matrix resolved no direction:
+        the sandwich's bread would be its noise (the share stays spent).
         """
         theta = steps.estimates.mean(axis=0)
         root = np.eye(data.q) if gram.root is None else gram.root
         meat, _, clipping, clipping_std = private_meat_and_clipping(
             data.X, data.y, data.w, gram.leverage, theta, clip_norm=clip, max_weight=data.W,
-            fit_intercept=self.fit_intercept, root=root, mu_meat=mus["population"],
+            fit_intercept=self.fit_intercept, root=root,
+            mu_meat=mus["population"] if gram.pre is not None else 0.0,
             mu_check=mus["clip_check"], rng=rng)
         return meat, clipping, clipping_std
 
@@ -978,7 +1040,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             # Noise norm of A_hat with a margin for the fluctuation of its largest
             # eigenvalue: the directions it resolves, and the contraction it
             # guarantees in each.
-            noise_norm = sigma_a * (2.0 * math.sqrt(data.q) + CURVATURE_MARGIN)
+            noise_norm = _gram_noise_norm(sigma_a, data.q)
             # With declared bounds (and no norm_bound) the Gram saw every row
             # unclipped, and its A_yy bounds the signal in the resolved directions.
             unclipped = data.bx is not None and data.by is not None and self.norm_bound is None
@@ -1069,6 +1131,16 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "have converged in the directions the data barely determine, and the "
                 "intervals may not cover there. More rows, a larger epsilon or tighter bounds "
                 "help.")
+        elif gram.pre is None and self.n_iter is None and start_left >= START_LEFT:
+            # Without a preconditioner there is no plan to cut, but the fixed plain steps
+            # may still leave the start (0) unforgotten along nearly collinear columns.
+            raised["not_converged"] = (
+                f"After {steps.total} plain steps (no preconditioner) the estimate keeps "
+                f"{start_left:.0%} of the start's error in its slowest direction: it may not "
+                "have converged in the directions the data barely determine (nearly collinear "
+                "columns), and the intervals may not cover there. Standardise or combine the "
+                "columns, or give more rows or budget.")
+        if "not_converged" in raised:
             warnings.warn(raised["not_converged"], ConvergenceWarning, stacklevel=3)
         estimates, root, n, W = steps.estimates, gram.root, data.n, data.W
         m = estimates.shape[0]
@@ -1159,6 +1231,12 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             return self.bse_
         if target == "population":
             if self.sampling_cov_ is None:
+                if self.population_share > 0:
+                    raise ValueError(
+                        "Population intervals are unavailable for this fit: its private Gram "
+                        "matrix resolved no direction (preconditioned_ is False), so the "
+                        "sandwich would take its bread from the noise. Use more rows or a "
+                        "larger epsilon.")
                 raise ValueError("Population intervals need population_share > 0 at fit time "
                                  "(the sampling variance is estimated privately then).")
             return np.sqrt(self.bse_**2 + np.maximum(np.diag(self.sampling_cov_), 0.0))
@@ -1227,17 +1305,25 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 + ("." if resolution is None else
                    f" (this check sees a bias above about {resolution:.2g} standard errors, "
                    "counting each clipped row as one clip norm beyond the clip)."))
+        if self.gram_share > 0 and not getattr(self, "preconditioned_", True):
+            notes.append("The private Gram matrix resolved none of its directions at this "
+                         "budget (no eigenvalue above its noise), so the steps ran without "
+                         "its preconditioner and pilot, as plain DP-GD from 0: the intervals "
+                         "do not rest on a pilot shrunk along the directions the data barely "
+                         "determine, and are often wider. No population intervals.")
         raised = getattr(self, "fit_warnings_", {})
         if "clipping" in raised:
             notes.append("The clipping check warned: enough gradients are clipped to bias the "
                          "estimate by more than half a standard error, so the intervals may "
                          "miss least squares; read the estimate as a robust (clipped) fit.")
         if "not_converged" in raised:
-            notes.append(f"Possibly not converged: the noise allowed {self.n_iter_} steps "
-                         f"where the private Gram matrix asked for about "
-                         f"{self.planned_n_iter_}, and the estimate keeps part of the start's "
-                         "error (the warning says how much): where the data barely determine a "
-                         "coefficient its interval may not cover.")
+            cause = (f"the noise allowed {self.n_iter_} steps where the private Gram matrix "
+                     f"asked for about {self.planned_n_iter_}"
+                     if self.planned_n_iter_ > self.n_iter_ else
+                     f"after {self.n_iter_} plain steps")
+            notes.append(f"Possibly not converged: {cause}, and the estimate keeps part of the "
+                         "start's error (the warning says how much): where the data barely "
+                         "determine a coefficient its interval may not cover.")
         if "drift" in raised:
             notes.append("The iterates drift between the two halves of the run beyond what "
                          "the noise and the start's error allow: the iterates had not "
