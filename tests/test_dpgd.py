@@ -85,8 +85,8 @@ def test_the_drawn_releases_are_the_plan_in_its_order(kw):
     from skdp.mechanisms import composed_mu, record_releases
 
     # At 1,000 rows (without declared bounds) the Gram resolves no direction
-    # and is set aside: the population share is spent but its meat not drawn;
-    # at 5,000 it is used.
+    # and is set aside (every release is still drawn as planned, the meat
+    # unused); at 5,000 it is used.
     for n in (1000, 5000):
         X, y, _ = _data(n=n)
         with record_releases() as log:
@@ -99,8 +99,7 @@ def test_the_drawn_releases_are_the_plan_in_its_order(kw):
                 groups[-1][1].append(release)
             else:
                 groups.append((release.name, [release]))
-        planned = [key for key, _, _ in RELEASES if key in reg.privacy_shares_
-                   and (key != "population" or reg.preconditioned_)]
+        planned = [key for key, _, _ in RELEASES if key in reg.privacy_shares_]
         assert len(groups) == len(planned)
         mu = reg.privacy_spent_.mu
         for key, (_, releases) in zip(planned, groups):

@@ -569,9 +569,10 @@ noise allows does not forget and that the standard errors cannot see
 coefficient only 3-53%% of the time on four public tables). The steps then run as
 with ``gram_share=0`` (P = I, from 0, step 0.25, 200 steps): wider, honest
 intervals (``preconditioned_`` is False, and the summary says so). The
-Gram's share is spent all the same, and so is the population share: with
-no resolved direction the sandwich would take its bread from the noise,
-so the meat is not drawn and population intervals are unavailable.
+Gram's share is spent all the same, and so is the population share: the
+meat is drawn as planned, but with no resolved direction the sandwich
+would take its bread from the noise, so population intervals are
+unavailable.
 
 **Standard errors.** Batch means (and their autocorrelations) need a run
 much longer than the slowest mixing time of the iterates; on
@@ -997,15 +998,14 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         The meat ``sum_i c_i c_i^T`` of the clipped gradients has sensitivity
         ``sqrt(2) W**2 C**2``; the count of the clipped gradients, 1
         (:func:`~skdp.linear_model._sandwich.private_meat_and_clipping`).
-        The meat is not drawn when the Gram matrix resolved no direction:
-        the sandwich's bread would be its noise (the share stays spent).
+        Both are drawn as planned (every charged share is drawn); the meat
+        goes unused when the Gram matrix resolved no direction.
         """
         theta = steps.estimates.mean(axis=0)
         root = np.eye(data.q) if gram.root is None else gram.root
         meat, _, clipping, clipping_std = private_meat_and_clipping(
             data.X, data.y, data.w, gram.leverage, theta, clip_norm=clip, max_weight=data.W,
-            fit_intercept=self.fit_intercept, root=root,
-            mu_meat=mus["population"] if gram.pre is not None else 0.0,
+            fit_intercept=self.fit_intercept, root=root, mu_meat=mus["population"],
             mu_check=mus["clip_check"], rng=rng)
         return meat, clipping, clipping_std
 
@@ -1064,7 +1064,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             drift = contrast_z(model, steps.iterate_runs, steps.theta0, halves_contrast(*args),
                                step_std, start_var)
         cov = None
-        if meat is not None:
+        # Without a resolved direction the sandwich would take its bread from the noise.
+        if meat is not None and pre is not None:
             # The bread is A_hat with its eigenvalues floored at the ridge (its noise level).
             a_eigs = np.maximum(pre.eigenvalues, pre.ridge)
             cov = M @ sandwich_covariance(meat, (a_eigs, pre.eigenvectors), root, data.n) @ M.T
