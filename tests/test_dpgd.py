@@ -524,7 +524,7 @@ def test_a_gram_that_resolves_nothing_is_set_aside_and_the_intervals_cover():
                          rng.uniform(-1, 1, (400, 3))])
     y = np.clip(X @ [1.0, -1.0, 0.5, 0.0, 0.3] + 0.3 * rng.normal(size=400), -3, 3)
     ls = _ols(X, y)
-    hits = []
+    hits, plain = [], []
     for seed in range(40):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -534,7 +534,13 @@ def test_a_gram_that_resolves_nothing_is_set_aside_and_the_intervals_cover():
         assert reg.n_iter_ == reg.planned_n_iter_ == 200
         ci = reg.conf_int(0.1)
         hits.append((ci[:, 0] <= ls) & (ls <= ci[:, 1]))
+        if reg.fit_warnings_.get("not_converged", "").startswith("After 200 plain steps"):
+            plain.append(reg)
     assert np.mean(hits, axis=0).min() >= 0.7
+    # The plain steps' convergence check (it fires in 39 of these 40 fits: the
+    # weak direction contracts slowly at step 0.25), and its note.
+    assert plain and any("after 200 plain steps" in note
+                         for note in plain[0].summary().attrs["notes"])
     assert any("resolved none of its directions" in note
                for note in reg.summary().attrs["notes"])
     with pytest.raises(ValueError, match="resolved no direction"):
