@@ -70,8 +70,9 @@ def _intervals_section(seed, accountant) -> dict:
           "the true coefficients)")
     _print_frame(table)
     shares = ", ".join(f"{k} {v:.3g}" for k, v in reg.privacy_shares_.items())
+    kind = "preconditioned" if reg.preconditioned_ else "plain (unpreconditioned)"
     print(f"{_INDENT}{covered} of {len(table)} intervals cover the truth; {reg.n_iter_} "
-          f"preconditioned steps; budget shares of mu^2:\n   {shares}.")
+          f"{kind} steps; budget shares of mu^2:\n   {shares}.")
     for w in caught:
         print(f"{_INDENT}Warning: {str(w.message).splitlines()[0]}")
     print()
