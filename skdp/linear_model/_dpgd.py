@@ -33,7 +33,7 @@ from skdp.linear_model._intervals import (
     t_bounds,
     t_interval,
 )
-from skdp.linear_model._preconditioner import gram_preconditioner, max_steps, plan_steps
+from skdp.linear_model._preconditioner import gram_preconditioner, max_steps, noise_norm, plan_steps
 from skdp.linear_model._private_bounds import (
     GRID,
     private_quantile,
@@ -69,7 +69,8 @@ CLIP_FACTOR = 2.0
 #: Share of ``clip_share`` spent on the clip-norm quantile (the rest checks the clipping).
 CLIP_QUANTILE_PART = 0.8
 #: Noise-norm margin (entry stds beyond 2 sqrt(q)) of the Gram's cap on the AR(1)
-#: coefficients of the model-based standard errors (the ridge uses 6).
+#: coefficients of the model-based standard errors, and of the test whether the Gram
+#: resolves any direction at all (the ridge uses 6).
 CURVATURE_MARGIN = 3.0
 #: Step size without a preconditioner (``gram_share=0``, or a Gram matrix that resolves
 #: no direction): Brown et al. 2024's step for unit feature covariance.
@@ -86,16 +87,6 @@ START_LEFT = 0.05
 DRIFT_LEVEL = 0.01
 #: Share of ``gram_share`` spent on the Gram row bound when none is declared.
 NORM_QUANTILE_PART = 0.25
-
-
-def _gram_noise_norm(entry_std: float, q: int) -> float:
-    """A high-probability bound on the spectral norm of the noise of ``A_hat``.
-
-    ``2 sqrt(q)`` entry stds is the typical norm of a symmetric Gaussian
-    matrix; :data:`CURVATURE_MARGIN` more covers the fluctuation of its
-    largest eigenvalue.
-    """
-    return entry_std * (2.0 * math.sqrt(q) + CURVATURE_MARGIN)
 
 
 #: The releases of one fit, in the order they are drawn: (key in ``privacy_shares_``,
@@ -911,7 +902,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             pre = gram_preconditioner(gram * np.outer(scale, scale),
                                       gram_std * norm_bound**2, data.n, gram_std * label_bound**2)
             unresolved, warned = self._warn_unresolved(pre, entry_std, q)
-        if pre is not None and not np.any(pre.eigenvalues > _gram_noise_norm(entry_std, q)):
+        if pre is not None and not np.any(
+                pre.eigenvalues > noise_norm(entry_std, q, CURVATURE_MARGIN)):
             # No eigenvalue clears the noise (small tables at small budgets): the Gram
             # matrix certifies no direction. Its preconditioner would be mostly its noise
             # and ridge, its pilot shrunk towards 0 along the directions the data barely
@@ -1040,14 +1032,14 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             # Noise norm of A_hat with a margin for the fluctuation of its largest
             # eigenvalue: the directions it resolves, and the contraction it
             # guarantees in each.
-            noise_norm = _gram_noise_norm(sigma_a, data.q)
+            e = noise_norm(sigma_a, data.q, CURVATURE_MARGIN)
             # With declared bounds (and no norm_bound) the Gram saw every row
             # unclipped, and its A_yy bounds the signal in the resolved directions.
             unclipped = data.bx is not None and data.by is not None and self.norm_bound is None
             start_var = pilot_variance(theta, pre.eigenvalues, pre.eigenvectors, pre.ridge,
                                        sigma_a, sigma_a * gram.label_bound / gram.norm_bound,
-                                       pre.label_moment if unclipped else None, noise_norm)
-            curvature = data.eta * (pre.eigenvalues - noise_norm) / basis[0]
+                                       pre.label_moment if unclipped else None, e)
+            curvature = data.eta * (pre.eigenvalues - e) / basis[0]
         # Overflow from extreme declared bounds shows up as non-finite standard errors,
         # which the check below reports.
         step_std = data.eta * steps.noise_std

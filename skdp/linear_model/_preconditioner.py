@@ -66,7 +66,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Preconditioner", "burn_in_steps", "gram_preconditioner", "max_steps", "plan_steps",
+__all__ = ["Preconditioner", "burn_in_steps", "gram_preconditioner", "max_steps", "noise_norm", "plan_steps",
            "smallest_eigenvalue"]
 
 #: Ridge in units of the Gram noise std per row: 2 sqrt(q) + RIDGE_MARGIN.
@@ -130,6 +130,16 @@ def smallest_eigenvalue(eigenvalues: np.ndarray, entry_std: float) -> float:
     return max(float(lam[0]) + 2.0 * sigma * (math.sqrt(k) - 1.0), 0.0)
 
 
+def noise_norm(sigma: float, q: int, margin: float) -> float:
+    """A high-probability bound on the spectral norm of the noise of ``A_hat``.
+
+    ``2 sqrt(q)`` entry stds (sigma) is the typical norm of a symmetric
+    Gaussian q x q matrix; ``margin`` more stds cover the fluctuation of its
+    largest eigenvalue (:data:`RIDGE_MARGIN` for the ridge).
+    """
+    return sigma * (2.0 * math.sqrt(q) + margin)
+
+
 def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
                         label_noise_std: float | None = None) -> Preconditioner:
     """Preconditioner, pilot and the plan's inputs from a private Gram matrix of ``(z, y)`` rows.
@@ -171,7 +181,7 @@ def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
     a_hat = gram[:q, :q] / n
     b_hat = gram[:q, q] / n
     sigma = float(noise_std) / n  # noise std of an entry of A_hat
-    ridge = sigma * (2.0 * math.sqrt(q) + RIDGE_MARGIN)
+    ridge = noise_norm(sigma, q, RIDGE_MARGIN)
     raw, V = np.linalg.eigh(a_hat)
     lam = np.maximum(raw, 0.0)
     inv = 1.0 / (lam + ridge) if ridge > 0 else 1.0 / np.maximum(lam, np.finfo(float).tiny)
