@@ -68,10 +68,13 @@ PER_ROW_HAS_NO_WEIGHTS = {
                  "check_sample_weights_list", "check_sample_weights_shape",
                  "check_sample_weights_not_overwritten",
                  "check_sample_weight_equivalence_on_dense_data")}
+# Refused whenever weights are passed, unit weights included (a rule on their values
+# would accept a table of unit weights and refuse its neighbour).
 _NO_WEIGHTS = {name: "sample_weight is not supported with scale_then_privatize" for name in (
     "check_sample_weights_list", "check_sample_weights_not_overwritten",
     "check_sample_weight_equivalence_on_dense_data",
-    "check_classifiers_one_label_sample_weights")}
+    "check_classifiers_one_label_sample_weights", "check_sample_weights_shape",
+    "check_sample_weights_pandas_series", "check_sample_weights_not_an_array")}
 EXPECTED_FAILED = {name: WEIGHTS_ARE_NOT_REPEATS for name in (
     "AdaSSPRegressor", "DPLinearRegressionGD", "DPSGDRegressor", "DPSGDClassifier",
     "DPStandardScaler", "DPPCA")}

@@ -314,6 +314,24 @@ def test_unit_weights_give_exactly_the_unweighted_fit():
     np.testing.assert_array_equal(a.sampling_cov_, b.sampling_cov_)
 
 
+def test_the_clipping_count_does_not_depend_on_whether_every_weight_is_one():
+    # Unit weights come back from the weight check as None, but with weights passed
+    # every row counts w_i / max_weight. The count once added 1 per clipped row for
+    # unit weights and w_i / W for any other weights: a neighbour with one weight
+    # 0.999999 halved the count at max_weight=2 (a scale chosen by the data). With
+    # the same seed the two fits now differ by the count's sensitivity at most (one
+    # row: 1 / n in clipped_fraction_), plus a row or two near the clip that the
+    # slightly moved estimate may tip over (each 1 / (W n)).
+    X, y, _ = _data(n=2000)
+    kw = dict(epsilon=4.0, clip_norm=0.3, max_weight=2.0, random_state=0)
+    w = np.ones(2000)
+    a = DPLinearRegressionGD(**kw).fit(X, y, sample_weight=w)
+    w[0] = 0.999999
+    b = DPLinearRegressionGD(**kw).fit(X, y, sample_weight=w)
+    assert a.clipped_fraction_ > 0.1  # the clip binds, so the count is large
+    assert abs(a.clipped_fraction_ - b.clipped_fraction_) <= 3.0 / 2000
+
+
 @pytest.mark.parametrize("weights,match", [
     (-np.ones(100), "non-negative"), (np.full(100, np.nan), "NaN"),
     (np.full(100, 2.0), "max_weight"), (np.zeros(100), "zero for every row"),

@@ -405,9 +405,12 @@ def test_max_weight_scales_the_noise_and_weights_count_as_repeats():
         X, y, np.full(2000, 3.0))
     b = DPSGDRegressor(epsilon=1e9, learning_rate=0.09, random_state=0).fit(X, y)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-6)
-    with pytest.raises(ValueError, match="scale_then_privatize"):
-        DPSGDRegressor(optimizer="adam", private_moments="scale_then_privatize", max_weight=2.0,
-                       ).fit(X, y, np.full(2000, 2.0))
+    # Refused whenever weights are passed (public), also unit weights: a rule on their
+    # values would fit a table of unit weights and refuse its neighbour.
+    for value in (2.0, 1.0):
+        with pytest.raises(ValueError, match="scale_then_privatize"):
+            DPSGDRegressor(optimizer="adam", private_moments="scale_then_privatize",
+                           max_weight=2.0).fit(X, y, np.full(2000, value))
 
 
 def test_zero_weights_drop_rows():

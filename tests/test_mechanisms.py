@@ -1,3 +1,5 @@
+import contextlib
+
 import numpy as np
 import pytest
 from scipy.special import binom
@@ -13,6 +15,7 @@ from skdp.mechanisms import (
     gaussian_noise,
     make_rng,
     noise_shaping_matrix,
+    private_gram,
     secure_mode,
     sensitivity_factor,
     toeplitz_coefficients,
@@ -68,6 +71,20 @@ def test_secure_mode_reaches_worker_threads():
         t.start()
         t.join()
     assert len(errors) == 1
+
+
+def test_a_weighted_gram_release_is_exactly_symmetric():
+    # sum_i w_i z_i z_i^T in floating point is symmetric only up to rounding; noise
+    # mirrored onto both triangles used to leave G_ij - G_ji, a residue of the data,
+    # in the release without noise. Only the upper triangle is read now, in both modes.
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(5000, 6)), rng.uniform(0.1, 2.0, size=5000)
+    for secure in (False, True):
+        with secure_mode() if secure else contextlib.nullcontext():
+            G, _ = private_gram(X, fit_intercept=True, norm_bound=3.0, mu=1.0,
+                                rng=make_rng(None if secure else 0), sample_weight=w,
+                                max_weight=2.0)
+        np.testing.assert_array_equal(G, G.T)
 
 
 def test_gaussian_noise_std_monte_carlo():

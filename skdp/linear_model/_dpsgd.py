@@ -675,7 +675,10 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
             W = self._state["W"]
             check_stream_weights(sample_weight, X.shape[0], self._state["params"]["max_weight"], W)
             w = check_weights(sample_weight, X.shape[0], W)
-        if w is not None and (self.private_moments if first else self._state["variant"]) \
+        # Whether weights were passed (public), not their values: unit weights come back
+        # from check_weights as None, and a rule on w would reject a neighbour.
+        if sample_weight is not None and (self.private_moments if first
+                                          else self._state["variant"]) \
                 == "scale_then_privatize" and self.optimizer != "sgd":
             raise ValueError("sample_weight is not supported with "
                              "private_moments='scale_then_privatize'.")

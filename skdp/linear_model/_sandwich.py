@@ -44,7 +44,10 @@ def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept)
         meat[:-1, -1] = side
         meat[-1, :-1] = side
         meat[-1, -1] = c @ c
-    share = np.ones_like(r) if wb is None else wb / max_weight
+    # Each row counts w_i / W. Unit weights arrive as None (check_weights), but W is
+    # max_weight whenever weights were passed: 1 / W each, not 1, or the count's scale
+    # would depend on whether every weight is exactly 1.
+    share = np.full_like(r, 1.0 / max_weight) if wb is None else wb / max_weight
     return meat, np.array([share @ (norms > clip_norm)])
 
 

@@ -16,6 +16,11 @@ def check_weights(sample_weight, n_samples: int, max_weight: float):
     All-zero weights leave no data to fit (scikit-learn's convention is a
     ValueError); like every weight check it runs before any budget is charged.
     Unit weights are the unweighted fit, bit for bit: they come back as None.
+    The weight bound does not change with them (:func:`skdp.base.weight_bound`
+    is ``max_weight`` whenever weights were passed), so a statistic that
+    counts a row as ``w_i / W`` must count ``1 / W`` for None, and no rule may
+    branch on None where the user passed weights: either would let the data
+    (are all weights exactly 1?) pick the statistic's scale.
 
     Parameters
     ----------

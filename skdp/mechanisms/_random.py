@@ -483,6 +483,10 @@ def symmetric_release(matrix, std, rng: np.random.Generator, *, offdiagonal_std=
     """
     matrix = np.asarray(matrix, dtype=float)
     q = matrix.shape[0]
+    # Read the upper triangle only, in both modes: a weighted sum Z^T diag(w) Z is
+    # symmetric only up to rounding, and noise mirrored onto both triangles would
+    # leave that rounding residue of the data (G_ij - G_ji) exposed without noise.
+    matrix = np.triu(matrix) + np.triu(matrix, 1).T
     if not is_secure_mode():  # the draws (and so a seed's noise) of earlier versions
         kw = dict(name=name, sensitivity=sensitivity, weight=weight, part=part,
                   weight_power=weight_power)
