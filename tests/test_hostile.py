@@ -268,6 +268,30 @@ def test_huge_values_are_capped_then_clipped_like_any_other_row():
     assert MAX_ABS**2 < np.finfo(float).max  # squares of capped values stay finite
 
 
+@pytest.mark.parametrize("step", [DPStandardScaler(bounds=(0.0, 1.0)),
+                                  DPPCA(n_components=2, norm_bound=2.0)])
+def test_a_private_transform_caps_what_the_next_private_step_reads(step):
+    # In a Pipeline the next private step validates this step's output after its
+    # charge. A raw 1e308 used to overflow to inf there, so the pipeline failed
+    # only for tables holding such a row: the transform caps as fit does.
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.accounting import BudgetAccountant
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(3000, 2))
+    y = X @ [1.0, -1.0]
+    for value in (0.5, 1e308):
+        X[0, 0] = value
+        acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+        pipe = make_pipeline(clone(step).set_params(accountant=acc, random_state=0),
+                             DPSGDRegressor(clip_norm=1.0, accountant=acc, random_state=0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.fit(X, y)
+        assert len(acc.ledger) == 2 and np.all(np.isfinite(pipe[0].transform(X)))
+
+
 # --- property-based: arbitrary float arrays ---------------------------------
 
 FLOATS = st.one_of(

@@ -77,6 +77,18 @@ def test_scaler_partial_fit_charges_once_and_matches_a_fit():
     assert np.all(np.abs(parts.mean_ - whole.mean_) / SCALE < 0.02)
 
 
+def test_a_later_scaler_call_whose_rows_all_weigh_zero_runs():
+    # After the first call's charge, refusing a call whose rows all weigh 0 (and
+    # running its neighbour) would single it out: such a call adds nothing.
+    X = _table(3000)
+    bounds = (LOC - 4 * SCALE, LOC + 4 * SCALE)
+    for w2 in (np.zeros(5), np.r_[1.0, np.zeros(4)]):
+        sc = DPStandardScaler(bounds=bounds, max_weight=1.0, random_state=0)
+        sc.partial_fit(X, sample_weight=np.ones(3000))
+        sc.partial_fit(X[:5], sample_weight=w2)
+        assert np.all(np.isfinite(sc.mean_))
+
+
 def test_scaler_weights_and_bad_input_before_any_charge():
     X = _table(3000)
     bounds = (LOC - 4 * SCALE, LOC + 4 * SCALE)

@@ -13,7 +13,7 @@ from skdp.density import private_covariances
 from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import validate_private
+from skdp.utils._validation import _cap, validate_private
 
 __all__ = ["DPPCA"]
 
@@ -186,8 +186,11 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return (X - self.mean_) @ self.components_.T
+        # Capped as fit caps its input, before and after (see DPStandardScaler.transform:
+        # the next private step of a Pipeline reads this after this step's charge).
+        X = _cap(validate_data(self, X, reset=False, dtype=np.float64))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _cap((X - self.mean_) @ self.components_.T)
 
     def inverse_transform(self, X):
         """Map component scores back to the feature space.

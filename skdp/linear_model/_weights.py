@@ -10,7 +10,8 @@ from skdp.utils._validation import check_sample_weight
 __all__ = ["check_weights"]
 
 
-def check_weights(sample_weight, n_samples: int, max_weight: float):
+def check_weights(sample_weight, n_samples: int, max_weight: float, *,
+                  allow_all_zero: bool = False):
     """:func:`skdp.utils._validation.check_sample_weight`, and weights that are not all zero.
 
     All-zero weights leave no data to fit (scikit-learn's convention is a
@@ -27,12 +28,15 @@ def check_weights(sample_weight, n_samples: int, max_weight: float):
     sample_weight : array-like of shape (n_samples,) or None
     n_samples : int
     max_weight : float
+    allow_all_zero : bool, default=False
+        For the calls of a stream after the first (see
+        :func:`skdp.utils._validation.check_sample_weight`).
 
     Returns
     -------
     ndarray of shape (n_samples,) or None
     """
-    w = check_sample_weight(sample_weight, n_samples, max_weight)
+    w = check_sample_weight(sample_weight, n_samples, max_weight, allow_all_zero=allow_all_zero)
     if w is not None and not is_dask(w) and np.all(w == 1.0):
         return None  # the same sums, bit for bit, without the multiplications
     return w

@@ -27,6 +27,7 @@ from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
 from skdp.utils._validation import (
+    _cap,
     check_bounds,
     check_sample_weight,
     check_stream_weights,
@@ -405,7 +406,9 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         first = state is False
         X = validate_private(self, X, reset=first, dtype=np.float64)
         W = weight_bound(sample_weight, self.max_weight) if first else state["W"]
-        w = check_stream_weights(sample_weight, X.shape[0], self.max_weight, W)
+        # After the first call, rows that all weigh 0 add nothing (no error after the charge).
+        w = check_stream_weights(sample_weight, X.shape[0], self.max_weight, W,
+                                 allow_all_zero=not first)
         if first:
             state = self._start(X, w, W)
         self._release(state, X, w)
@@ -425,12 +428,16 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, copy=True)
+        # Capped as fit caps its input, before and after: in a Pipeline the next private
+        # step validates this output after this step's charge, and an overflow there
+        # (a value near 1e308, or a tiny scale) would fail the fit only for tables that
+        # hold such a row.
+        X = _cap(validate_data(self, X, reset=False, dtype=np.float64, copy=True))
         if self.with_mean:
             X -= self.mean_
         if self.with_std:
             X /= self.scale_
-        return X
+        return _cap(X)
 
     def inverse_transform(self, X):
         """Undo :meth:`transform`.

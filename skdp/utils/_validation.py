@@ -103,7 +103,8 @@ def _cap(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
+def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
+                        allow_all_zero: bool = False):
     """Validate weights against their declared bound; None stays None.
 
     Parameters
@@ -112,6 +113,12 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
     n_samples : int
     max_weight : float
         The public bound (a hyper-parameter), > 0 and finite.
+    allow_all_zero : bool, default=False
+        Accept weights that are zero for every row. A later call of a stream
+        must (its rows then add nothing): the stream is charged already, and
+        refusing a call whose rows all weigh 0 while running its neighbour,
+        one of whose rows weighs more, would tell them apart after the
+        charge.
 
     Returns
     -------
@@ -142,7 +149,7 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
         raise ValueError("sample_weight contains NaN or infinite values.")
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative.")
-    if not np.any(w > 0):
+    if not allow_all_zero and not np.any(w > 0):
         # A table that weighs nothing is a user mistake, raised like any other
         # schema error (see the threat model: errors name problems, not values).
         raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
@@ -152,7 +159,8 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
     return w
 
 
-def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound: float):
+def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound: float, *,
+                         allow_all_zero: bool = False):
     """Weights of one call of a stream whose noise was calibrated for weights up to ``bound``.
 
     The first call fixes ``bound`` (:func:`skdp.base.weight_bound`):
@@ -165,6 +173,8 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
     n_samples : int
     max_weight : float
     bound : float
+    allow_all_zero : bool, default=False
+        As in :func:`check_sample_weight`: True for the calls after the first.
 
     Returns
     -------
@@ -183,7 +193,7 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
                 "(max_weight, with sample weights); rows without sample_weight weigh 1. Pass "
                 "sample_weight in every call.")
         return None
-    w = check_sample_weight(sample_weight, n_samples, max_weight)
+    w = check_sample_weight(sample_weight, n_samples, max_weight, allow_all_zero=allow_all_zero)
     if w is not None and not is_dask(w) and np.any(w > bound):
         raise ValueError(
             "This stream started without sample_weight, so its noise is calibrated for rows of "
