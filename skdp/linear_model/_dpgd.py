@@ -13,7 +13,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, weight_bound
 from skdp.clipping import gradient_clip_factors, quantile_statistics, squared_loss_residuals
@@ -24,6 +24,7 @@ from skdp.linear_model._ar1_standard_error import (
     weighted_covariance,
 )
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
+from skdp.linear_model._clipped_least_squares import clipped_least_squares
 from skdp.linear_model._intervals import (
     CI_METHODS,
     estimate_weights,
@@ -499,7 +500,9 @@ Gaussian mechanisms, each with a stated replace-one sensitivity:
    sensitivity ``2 W clip_norm / n``;
 5. at the final estimate, the meat ``sum_i c_i c_i^T`` of the clipped
    gradients (sensitivity ``sqrt(2) W**2 clip_norm**2``) and the noisy count
-   of the clipped gradients (sensitivity 1).
+   of the clipped gradients (sensitivity 1; each row counts ``w_i / W``,
+   ``1 / W`` for unit weights, so that whether every weight is exactly 1
+   does not change the count's scale).
 
 Each gets its share of ``mu**2`` (``privacy_shares_``), planned from public
 quantities before any budget is charged; ``fit`` then draws them in this
@@ -515,11 +518,15 @@ dataset; clipping only affects accuracy.
 **What the intervals cover.** ``conf_int(target='empirical')`` (default)
 covers the (weighted) *least-squares solution of the fitted data* (after
 clipping to ``bounds_X``/``bounds_y``); its randomness is the privacy noise
-only (Brown et al. 2024). It fails when gradients are clipped at the
-estimate (the estimate then solves a clipped, robust problem: a
-``UserWarning`` says so when the private count shows enough clipped rows
-that, each clipped by one clip norm, they would bias the estimate by half a
-standard error), when the iterates have not reached stationarity (a
+only (Brown et al. 2024). Where gradients are clipped at the solution the
+estimate solves a clipped problem instead, a Huber-type regression whose
+threshold for row i is ``clip_norm_ / ||P z_i||``; the intervals cover
+*its* solution (:meth:`estimand` computes it on rows you hold, without
+privacy) and can miss least squares by the clipping bias, for which no
+interval is widened. A ``UserWarning`` says so when the private count shows
+enough clipped rows that, each clipped by one clip norm, they would bias
+the estimate by half a standard error; the count cannot see a few rows far
+beyond the clip. The intervals also fail when the iterates have not reached stationarity (a
 ``ConvergenceWarning`` says so when the halves of the batch means differ by
 more than the AR(1) model of the run allows: see *Drift*), and when the
 noise is so large that the clipping bites on the noisy iterates (small n,
@@ -842,6 +849,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         self.fit_warnings_ = dict(gram.warned, **raised)
         self.privacy_spent_ = spent
         self.privacy_shares_ = {k: v for k, v in shares.items() if v > 0}
+        # For estimand(): the preconditioner (post-processing of the Gram release) and
+        # the declared bounds' scaling (public).
+        self._root, self._scaling = gram.root, data.scaling
         return self
 
     # -- the fit's stages ---------------------------------------------------------
@@ -1161,7 +1171,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                     "bound, and this many rows clipped by one clip norm each would bias it by "
                     "more than half a standard error: the intervals may not cover the "
                     "least-squares solution. Declare wider bounds, raise clip_norm, or read the "
-                    "estimate as a robust (clipped) fit.")
+                    "estimate as a robust (clipped) fit, whose solution the intervals do cover "
+                    "(estimand() computes it on data you hold).")
                 warnings.warn(raised["clipping"], UserWarning, stacklevel=3)
         # Family-wise DRIFT_LEVEL over the q directions (Bonferroni), each statistic at
         # most standard normal where the model holds.
@@ -1235,6 +1246,68 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             return np.sqrt(self.bse_**2 + np.maximum(np.diag(self.sampling_cov_), 0.0))
         raise ValueError(f"target must be 'empirical' or 'population', got {target!r}.")
 
+    def estimand(self, X, y, sample_weight=None) -> np.ndarray:
+        """What the empirical intervals cover, computed on rows you hold: not private.
+
+        DP-GD's iterates settle where the mean clipped gradient vanishes,
+        ``sum_i w_i z_i psi_i(r_i) = 0`` with ``psi_i`` the residual clipped
+        to ``+-clip_norm_ / ||P z_i||`` (P the private preconditioner, ``z_i``
+        the row on the fitting scale with its intercept 1). That point
+        minimises a Huber loss whose threshold differs from row to row: it
+        is the least-squares solution when no gradient is clipped there, and
+        a robust fit that discounts rows of large residual or leverage when
+        some are. ``conf_int(target='empirical')`` covers this point at
+        about its nominal level (measured on the interval suite, where
+        clipping binds: docs, *When to trust the intervals*); the gap to
+        least squares is the clipping bias, for which no interval is
+        widened.
+
+        This reads X and y exactly and adds no noise: **its output is not
+        differentially private**. Use it for checks on data you may see
+        (simulations, the data owner's audit of a release), never to
+        publish.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The fitted rows (or other rows, for the same clipped problem on
+            them).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            As passed to ``fit``.
+
+        Returns
+        -------
+        ndarray of shape (n_features + fit_intercept,)
+            On the original scale, intercept last (the rows of ``conf_int``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdp.linear_model import DPLinearRegressionGD
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(2000, 2))
+        >>> y = X @ [1.0, -1.0] + rng.exponential(size=2000)  # skewed noise
+        >>> reg = DPLinearRegressionGD(epsilon=10.0, clip_norm=1.0, random_state=0).fit(X, y)
+        >>> ls = np.linalg.lstsq(np.c_[X, np.ones(2000)], y, rcond=None)[0]
+        >>> target = reg.estimand(X, y)
+        >>> bool(abs(target[-1] - ls[-1]) > 0.1)  # a tight clip moves the intercept
+        True
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "_scaling"):
+            raise AttributeError("This fit was pickled by a version without estimand(); "
+                                 "refit it to use it.")
+        X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
+        w = check_weights(sample_weight, X.shape[0], self.max_weight)
+        X, y = self._scaling.transform(X, y)
+        lev = _leverage(X, self._root, self.fit_intercept)
+        Z = np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else X
+        with np.errstate(divide="ignore"):
+            thresholds = np.where(lev > 0, self.clip_norm_ / lev, np.inf)
+        M, offset = original_scale_map(self._scaling, self.fit_intercept)
+        return M @ clipped_least_squares(Z, y, thresholds, w) + offset
+
     def summary(self, alpha: float = 0.05, target: str = "empirical") -> pd.DataFrame:
         """Coefficient table in statsmodels' layout: coef, std err, t, P>|t| and the interval.
 
@@ -1279,8 +1352,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         resolution = getattr(self, "clip_check_resolution_", None)
         unresolved = getattr(self, "unresolved_features_", [])
         if target == "empirical":
-            notes = ["Intervals for the least-squares solution of the fitted rows; their "
-                     "width is the privacy noise only."]
+            notes = ["Intervals for the least-squares solution of the fitted rows, or where "
+                     "gradients are clipped at it, for the solution of the clipped (Huber-type) "
+                     "problem (estimand() computes it on data you hold); their width is the "
+                     "privacy noise only."]
         else:
             notes = ["Intervals for the population least-squares parameter: privacy noise "
                      "and a private HC1 estimate of the sampling variance."]
@@ -1308,7 +1383,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if "clipping" in raised:
             notes.append("The clipping check warned: enough gradients are clipped to bias the "
                          "estimate by more than half a standard error, so the intervals may "
-                         "miss least squares; read the estimate as a robust (clipped) fit.")
+                         "miss least squares; read the estimate as a robust (clipped) fit, "
+                         "whose solution they cover.")
         if "not_converged" in raised:
             cause = (f"the noise allowed {self.n_iter_} steps where the private Gram matrix "
                      f"asked for about {self.planned_n_iter_}"
