@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -85,8 +85,8 @@ PRIVACY_PARAMS_DOC = {
         and examples: without an accountant it reproduces the noise exactly;
         with one, the seed is mixed with the fit's position in the ledger,
         so two fits charged to one ledger never share noise. A Generator
-        seeds each fit (successive fits differ); it is never pickled (see
-        the security page).""",
+        seeds each fit (successive fits differ; clones share it, so their
+        fits differ too); it is never pickled (see the security page).""",
     "max_weight": """max_weight : float, default=1.0
         Public bound on every ``sample_weight``, > 0. With ``sample_weight``,
         a row's influence, and so the sensitivity behind every noise scale,
@@ -130,6 +130,21 @@ class NoGeneratorPickleMixin:
             state = {**state, "random_state": None}
         return state
 
+    def __sklearn_clone__(self):
+        """``sklearn.base.clone``, sharing a Generator or RandomState instead of copying it.
+
+        scikit-learn's clone deep-copies a generator parameter, so every clone
+        would start from the same state and, without an accountant to tell
+        their charges apart, add the same noise (clones fitted on neighbouring
+        tables, as the folds of ``cross_validate``, would reveal the differing
+        row). A shared generator gives each clone's fit its own seed, drawn in
+        turn, as successive fits of one estimator get.
+        """
+        clone = super().__sklearn_clone__()
+        if isinstance(self.random_state, (np.random.Generator, np.random.RandomState)):
+            clone.random_state = self.random_state
+        return clone
+
 
 class DPEstimatorMixin(NoGeneratorPickleMixin):
     """Privacy parameters, budget charging and ``privacy_spent_`` for skdp estimators.
@@ -142,7 +157,10 @@ class DPEstimatorMixin(NoGeneratorPickleMixin):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "accountant": [HasMethods(["charge_mu"]), None],
-        "random_state": ["random_state", np.random.Generator],
+        # Any non-negative int (a private search gives each fit a 128-bit seed), a
+        # Generator or RandomState, or None.
+        "random_state": [Interval(Integral, 0, None, closed="left"), np.random.RandomState,
+                         np.random.Generator, None],
     }
 
     def _budget_mu(self) -> float:

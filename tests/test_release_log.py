@@ -94,6 +94,14 @@ def _fit(est, name, sample_weight=None, seed=0):
         return est.fit(X, y, **kwargs) if supervised else est.fit(X, **kwargs)
 
 
+def _same_release(a, b) -> bool:
+    """Whether two fits released the same float arrays (their fitted attributes)."""
+    released = [k for k, v in vars(a).items() if k.endswith("_") and not k.startswith("_")
+                and isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+    assert released
+    return all(np.array_equal(getattr(a, k), getattr(b, k)) for k in released)
+
+
 def _check_log(log, spent_mu, row_weight):
     assert log, "no release was recorded"
     assert composed_mu(log, row_weight) == pytest.approx(spent_mu, rel=1e-9)
@@ -198,6 +206,28 @@ def test_clones_of_one_generator_on_neighbouring_tables_do_not_reveal_the_row():
     exact = (X2[0, 0] - X[0, 0]) / 1000
     noise_sd = base.set_params(accountant=None).fit(X).noise_stds_[0] / 1000
     assert abs((m2 - m1) - exact) > 1e-3 * noise_sd
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_clones_of_one_generator_draw_their_own_noise_without_an_accountant(name):
+    # clone deep-copied a Generator, so without a ledger entry to tell their
+    # charges apart two clones added the same noise: fitted on the same rows
+    # they released the same numbers. Clones now share the Generator object.
+    rng = np.random.default_rng(7)
+    est = ESTIMATORS[name][0](random_state=rng)
+    a, b = clone(est), clone(est)
+    assert a.random_state is rng and b.random_state is rng
+    assert not _same_release(_fit(a, name), _fit(b, name))
+
+
+def test_a_search_gives_every_fit_its_own_long_seed():
+    # 32-bit seeds collided with probability about N**2 / 2**33 over N fits (two
+    # fits adding the same noise); the seeds are 128-bit and distinct.
+    from skdp.model_selection import DPGridSearchCV
+    search = DPGridSearchCV(DPStandardScaler(bounds=(0, 1)), {"with_std": [True, False]})
+    states = search._states(np.random.default_rng(0), 500, [{"with_std": True}])
+    seeds = [s for step in states for s in step]
+    assert len(set(seeds)) == len(seeds) and max(seeds) >= 2**64
 
 
 def _pickled_globals(obj) -> set[str]:

@@ -47,8 +47,9 @@ def make_rng(random_state=None, *, entry: int | None = None) -> np.random.Genera
         The position of the fit's charge in its accountant's ledger
         (:meth:`skdp.accounting.BudgetAccountant.charge_mu` returns it). It
         is mixed into the seed, so two fits charged to one ledger never
-        share noise, even with the same int seed or with clones of one
-        Generator (``clone`` copies a Generator's state).
+        share noise, even with the same int seed or with copies of one
+        Generator's state (skdp estimators' clones share the Generator
+        object instead of copying it).
 
     Returns
     -------
