@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 import skdp
@@ -44,9 +45,34 @@ def _read_csv(path: str, sep: str):
         raise UserError(f"no such file: {path}") from None
     except pd.errors.EmptyDataError:
         raise UserError(f"{name} is empty (no header row)") from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
+    except UnicodeDecodeError:  # its message quotes the offending byte of the data
+        raise UserError(f"cannot read {name} as CSV: it is not UTF-8 text") from None
+    except pd.errors.ParserError as exc:  # line numbers and field counts, no values
         raise UserError(f"cannot read {name} as CSV: {str(exc).splitlines()[0]}") from None
+    except (OSError, ValueError) as exc:  # the message could quote the data: its kind only
+        raise UserError(f"cannot read {name} as CSV ({type(exc).__name__})") from None
     return frame, name
+
+
+def _columns_text(columns) -> str:
+    """The header's column names for an error message, unless the header looks like data.
+
+    A CSV without a header row has its first data row read as the column names;
+    printing them would print a private row.
+    """
+    def numeric(name) -> bool:  # also a whole row read as one name (another separator)
+        for token in re.split(r"[,;\t| ]", str(name)):
+            try:
+                float(token)
+            except ValueError:
+                continue
+            return True
+        return False
+
+    if any(numeric(c) for c in columns):
+        return (f"{len(columns)} columns; its first line looks like numbers, not a header "
+                "row, so the names are not shown: give the CSV a header row")
+    return f"it has: {', '.join(map(str, columns))}"
 
 
 def _read_table(path: str, target: str, features: str | None, sep: str = ","):
@@ -73,7 +99,7 @@ def _read_table(path: str, target: str, features: str | None, sep: str = ","):
             if guess:
                 hint = f"; the header was read as one column: try --sep {guess}"
         raise UserError(f"column(s) not in {name}: {', '.join(map(str, missing))} "
-                        f"(it has: {', '.join(map(str, frame.columns))}){hint}")
+                        f"({_columns_text(frame.columns)}){hint}")
     if not columns:
         raise UserError(f"{name} has no feature columns besides the target {target!r}")
     if len(frame) == 0:
@@ -121,7 +147,7 @@ def _read_bounds(path: str, columns: list, target: str, sep: str, data_columns: 
     unknown = [c for c in table.index if c not in set(map(str, data_columns))]
     if unknown:
         raise UserError(f"{name} has bounds for column(s) not in {data_name}: "
-                        f"{', '.join(unknown)} (it has: {', '.join(map(str, data_columns))})")
+                        f"{', '.join(unknown)} ({_columns_text(data_columns)})")
     missing = [c for c in [*map(str, columns), str(target)] if c not in table.index]
     if missing:
         raise UserError(f"{name} has no bounds for: {', '.join(missing)}")

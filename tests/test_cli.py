@@ -267,3 +267,19 @@ def test_infinity_names_the_column(tmp_path, capsys):
     path.write_text("a,b,y\n1,2,3\n2,,4\n4,5,6\n")
     assert main(["regress", str(path), "--target", "y"]) == 2
     assert "missing values in column(s): b" in _one_line_error(capsys)
+
+
+def test_errors_never_print_a_row_read_as_a_header_or_a_byte_of_the_data(tmp_path, capsys):
+    # Without a header row the first data row becomes the column names; listing
+    # them printed a private row. A file that is not UTF-8 printed its byte.
+    rows = tmp_path / "nohdr.csv"
+    rows.write_text("63.2,1.51,120.5\n45.1,1.72,98.0\n51.0,1.60,110.2\n")
+    semi = tmp_path / "semi.csv"
+    semi.write_text("63.2;1.51;120.5\n45.1;1.72;98.0\n")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("\xe9ge,y\n1,2\n".encode("latin-1"))
+    for path, expected in ((rows, "not a header"), (semi, "not a header"), (latin, "UTF-8")):
+        assert main(["regress", str(path), "--target", "y"]) == 2
+        err = _one_line_error(capsys)
+        assert expected in err and "63.2" not in err and "120.5" not in err
+        assert "0xe9" not in err

@@ -194,3 +194,52 @@ def test_releases_recompose_to_the_claim_on_a_cluster(client, name):
     with record_releases() as log:
         est = make().fit(da.from_array(X, chunks=(5_000, 4)))
     assert composed_mu(log) == pytest.approx(est.privacy_spent_.mu, rel=1e-9)
+
+
+def test_a_stream_keeps_its_weight_bound_for_dask_weights():
+    # A stream started without weights has noise for rows of weight 1; Dask weights
+    # skipped that bound (only max_weight was checked), so a row could count up to
+    # max_weight times more than the noise allows. Every partition is now checked
+    # against it before any of them is released.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(40, 2))
+    w = np.ones(30)
+    w[25] = 2.0  # in [0, max_weight], above the stream's bound of 1
+    with dask.config.set(scheduler="synchronous"):
+        for dask_X in (False, True):
+            sc = DPStandardScaler(bounds=(0.0, 1.0), max_weight=5.0, random_state=0)
+            sc.partial_fit(X[:10])
+            rows = da.from_array(X[10:], chunks=(10, 2)) if dask_X else X[10:]
+            with pytest.raises(ValueError, match="weight"):
+                sc.partial_fit(rows, sample_weight=da.from_array(w, chunks=10))
+            assert sc.n_samples_seen_ == 10  # nothing of the call was released
+
+
+def test_a_later_dask_call_whose_rows_all_weigh_zero_runs():
+    # As in memory: after the stream's charge, refusing a call whose rows all weigh 0
+    # (and running its neighbour) would single it out.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    y = X @ [1.0, -1.0]
+    with dask.config.set(scheduler="synchronous"):
+        est = DPSGDRegressor(clip_norm=1.0, random_state=0)
+        est.partial_fit(X, y, sample_weight=np.ones(2000))
+        est.partial_fit(X[:20], y[:20], sample_weight=da.zeros(20, chunks=10))
+        sc = DPStandardScaler(bounds=(-4.0, 4.0), random_state=0)
+        sc.partial_fit(X, sample_weight=np.ones(2000))
+        sc.partial_fit(da.from_array(X[:20], chunks=(10, 2)), sample_weight=da.zeros(20, chunks=10))
+    assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(sc.mean_))
+
+
+def test_a_regressor_s_label_that_is_not_a_number_fails_before_any_release():
+    # The first pass checked object labels for None and NaN only: "n/a" in the last
+    # partition failed after the charge and 13 releases.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 2))
+    y = (X @ [1.0, -1.0]).astype(object)
+    y[3900] = "n/a"
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    est = DPSGDRegressor(accountant=acc, random_state=0)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="not numbers"):
+        est.partial_fit(da.from_array(X, chunks=(1000, 2)), y)
+    assert acc.ledger == []

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import numpy as np
+from sklearn.base import is_regressor
 
 __all__ = ["dask_sum", "is_dask", "iter_blocks", "validate_dask"]
 
@@ -276,11 +277,17 @@ def _aligned(X, others):
     return X, [None if o is None else _align(o, X, "y") for o in others]
 
 
-def _check_partition(index: int, X, y, w, max_weight, classes) -> bool:
+def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) -> bool:
     """Schema checks of one partition (nothing of it leaves the worker but pass or fail)."""
     _check_block(X, index)
     if y is not None:
         y = np.asarray(y)
+        if numeric_y and y.dtype.kind not in "fciub":
+            try:  # a regressor's labels: strings such as "n/a" fail here, not mid-stream
+                y = y.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"Partition {index} of y holds values that are not "
+                                 "numbers.") from None
         if y.dtype.kind in "fc":
             _check_block(y, index)
         elif y.dtype.kind == "O" and any(v is None or v != v for v in y.ravel()):
@@ -327,11 +334,19 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
 
     estimator = getattr(partial_fit, "__self__", None)
     max_weight = float(getattr(estimator, "max_weight", 1.0))
+    # A stream under way keeps the weight bound of its first call (1 if that had no
+    # weights): check every partition against it, or a late one would fail after
+    # the early ones were released.
+    state = getattr(estimator, "_state", None)
+    if isinstance(state, dict) and "W" in state:
+        max_weight = min(max_weight, float(state["W"]))
     Xa, (ya, wa) = _aligned(X, (y, sample_weight))
     dask.compute(*[dask.delayed(_check_partition)(
         i, Xa.blocks[i], None if ya is None else ya.blocks[i],
         None if wa is None else wa.blocks[i], max_weight,
-        None if classes is None else np.asarray(classes)) for i in range(Xa.numblocks[0])])
+        None if classes is None else np.asarray(classes),
+        estimator is not None and is_regressor(estimator))
+        for i in range(Xa.numblocks[0])])
     for Xb, yb, wb in iter_blocks(Xa, ya, wa):
         args = (Xb,) if y is None else (Xb, yb)
         kwargs = {} if sample_weight is None else {"sample_weight": wb}

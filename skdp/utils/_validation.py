@@ -138,7 +138,8 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
     if sample_weight is None:
         return None
     if is_dask(sample_weight):
-        return _check_dask_weights(sample_weight, n_samples, max_weight)
+        return _check_dask_weights(sample_weight, n_samples, max_weight,
+                                   allow_all_zero=allow_all_zero)
     try:
         w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError):
@@ -193,6 +194,10 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
                 "(max_weight, with sample weights); rows without sample_weight weigh 1. Pass "
                 "sample_weight in every call.")
         return None
+    # Dask weights are checked against the stream's bound too (partition by partition):
+    # a weight above it would count more than the noise of the stream allows.
+    if is_dask(sample_weight) and bound < float(max_weight):
+        check_sample_weight(sample_weight, n_samples, bound, allow_all_zero=allow_all_zero)
     w = check_sample_weight(sample_weight, n_samples, max_weight, allow_all_zero=allow_all_zero)
     if w is not None and not is_dask(w) and np.any(w > bound):
         raise ValueError(
@@ -214,7 +219,8 @@ def _weight_block(w, max_weight, index):
     return w.sum()
 
 
-def _check_dask_weights(sample_weight, n_samples: int, max_weight: float):
+def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
+                        allow_all_zero: bool = False):
     """Dask weights, checked partition by partition in one pass (before any charge)."""
     import dask
     import dask.array as da
@@ -225,7 +231,7 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float):
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
     totals = dask.compute(*[dask.delayed(_weight_block)(b, max_weight, i)
                             for i, b in enumerate(w.to_delayed().ravel())])
-    if not sum(totals) > 0:
+    if not allow_all_zero and not sum(totals) > 0:
         raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     return w.astype(np.float64)
 
