@@ -14,7 +14,8 @@ from skdp.mechanisms import make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 
 __all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
-           "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "weight_bound"]
+           "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "check_stream_mode",
+           "weight_bound"]
 
 
 class PrivacySpent(NamedTuple):
@@ -206,6 +207,25 @@ class LinearPredictMixin:
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_ + self.intercept_
+
+
+def check_stream_mode(state: dict) -> None:
+    """Refuse to continue a stream in another noise mode than the one it started in.
+
+    A stream started in secure mode (exact discrete Gaussian releases, zCDP
+    accounting) and continued outside would draw floating-point noise under a
+    secure claim; the other way round its noise state does not fit.
+
+    Parameters
+    ----------
+    state : dict
+        The stream's state, with ``'secure'`` recorded at its first call.
+    """
+    started = bool(state.get("secure", False))
+    if started != is_secure_mode():
+        where = "inside" if started else "outside"
+        raise ValueError(f"This stream started {where} secure mode; continue it {where} "
+                         "secure mode too (or call fit to start a new one).")
 
 
 class StreamStateMixin:

@@ -1,5 +1,6 @@
 """Secure mode: the exact discrete Gaussian sampler, grid releases, zCDP accounting, the attack."""
 
+import contextlib
 import math
 import multiprocessing
 import os
@@ -21,6 +22,8 @@ from skdp.accounting import (
     spent_epsilon,
 )
 from skdp.base import PrivacySpent, ZCDPPrivacySpent
+from skdp.density import PrivateGaussianDensity
+from skdp.linear_model import DPAMBSSGDRegressor, DPSGDRegressor
 from skdp.mechanisms import (
     CorrelatedNoise,
     GridPlan,
@@ -36,6 +39,8 @@ from skdp.mechanisms import (
     symmetric_release,
 )
 from skdp.mechanisms import _discrete_gaussian as dg
+from skdp.moments import StreamingMomentEstimator
+from skdp.preprocessing import DPStandardScaler
 
 
 def _source(seed):
@@ -428,3 +433,29 @@ def test_floating_point_attack_succeeds_by_default_and_fails_in_secure_mode():
     # Two binomial proportions of 4000: difference sd <= sqrt(2 * 0.25 / 4000) = 0.011.
     assert abs(rate0 - rate1) < 0.06
     assert grid_release(np.zeros(2), 1.0, 1.0).shape == (2,)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: StreamingMomentEstimator(norm_bound=4.0),
+    lambda: DPStandardScaler(bounds=(-1.0, 1.0)),
+    lambda: DPSGDRegressor(clip_norm=1.0),
+    lambda: DPAMBSSGDRegressor(epsilon=10.0),
+    lambda: PrivateGaussianDensity(norm_bound=4.0),
+], ids=["moments", "scaler", "dpsgd", "ambssgd", "density"])
+def test_a_stream_continues_only_in_the_mode_it_started_in(make):
+    # Started in secure mode and continued outside, a stream drew floating-point
+    # noise under its secure (zCDP) claim; the other way round it failed obscurely.
+    rng = np.random.default_rng(0)
+    X = 0.1 * rng.normal(size=(8000, 3))
+    y = X @ [1.0, -1.0, 0.5]
+    supervised = isinstance(make(), (DPSGDRegressor, DPAMBSSGDRegressor))
+    args = (lambda rows: (X[rows], y[rows])) if supervised else (lambda rows: (X[rows],))
+    for start_secure in (True, False):
+        est = make()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with secure_mode() if start_secure else contextlib.nullcontext():
+                est.partial_fit(*args(slice(0, 4000)))
+            with pytest.raises(ValueError, match="secure mode"):
+                with contextlib.nullcontext() if start_secure else secure_mode():
+                    est.partial_fit(*args(slice(4000, 8000)))

@@ -9,7 +9,14 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, StreamStateMixin
+from skdp._secure import is_secure_mode
+from skdp.base import (
+    PRIVACY_PARAMS_DOC,
+    DPEstimatorMixin,
+    LinearPredictMixin,
+    StreamStateMixin,
+    check_stream_mode,
+)
 from skdp.clipping import clipped_gradient_sum, dp_stat, dp_stat_n_levels
 from skdp.linear_model._dp_ssgd import dp_ssgd
 from skdp.mechanisms import gaussian_release
@@ -376,7 +383,8 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         # partial_fit calls cannot change the calibration mid-stream.
         params = self.get_params(deep=False)
         params.pop("accountant")
-        return dict(params=params, plan=plan, mu=mu, x_norm=x_norm, lr=lr, spent=spent, q=q,
+        return dict(secure=is_secure_mode(), params=params, plan=plan, mu=mu, x_norm=x_norm,
+                    lr=lr, spent=spent, q=q,
                     clip=self.clip_norm if self.clip_norm is not None else x_norm,
                     log_factor=math.log(n) ** self.tail_exponent, rng=rng)
 
@@ -479,6 +487,8 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         first = not self._stream_started()
         X, y = validate_private(self, X, y, y_numeric=True, reset=first, ensure_min_samples=2 if first
                              else 1, dtype=np.float64)
+        if not first:
+            check_stream_mode(self._state)
         state = self._first_call(X, y) if first else self._state
         self._store(self._run(X, y, state, first=first))
         return self

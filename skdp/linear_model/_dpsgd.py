@@ -18,6 +18,7 @@ from skdp.base import (
     DPEstimatorMixin,
     LinearPredictMixin,
     StreamStateMixin,
+    check_stream_mode,
     weight_bound,
 )
 from skdp.clipping import (
@@ -672,6 +673,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
             W = weight_bound(sample_weight, self.max_weight)
             w = check_weights(sample_weight, X.shape[0], self.max_weight)
         else:  # the first call fixed the weight bound of the stream's noise
+            check_stream_mode(self._state)
             W = self._state["W"]
             # Rows that all weigh 0 add nothing; refusing them would single out this call.
             check_stream_weights(sample_weight, X.shape[0], self._state["params"]["max_weight"], W,
@@ -690,7 +692,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                                    check_bounds(bounds_y, 1, "bounds_y"), X.shape[1],
                                    self.fit_intercept)
             X, Y = scaling.transform(X, Y)
-            state = {**self._start(X, Y, epochs, W), "scaling": scaling}
+            state = {**self._start(X, Y, epochs, W), "scaling": scaling,
+                     "secure": is_secure_mode()}
         else:
             state = self._state
             X, Y = state["scaling"].transform(X, Y)

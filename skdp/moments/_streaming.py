@@ -10,7 +10,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, StreamStateMixin, weight_bound
+from skdp._secure import is_secure_mode
+from skdp.base import (
+    PRIVACY_PARAMS_DOC,
+    DPEstimatorMixin,
+    StreamStateMixin,
+    check_stream_mode,
+    weight_bound,
+)
 from skdp.clipping import clip_rows, private_norm_quantile
 from skdp.mechanisms import (
     WORKLOADS,
@@ -481,6 +488,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         record_release("moment stream (correlated noise)", mu_stream * std1, std1)
         row2 = (d,) if self.diagonal_only else (d, d)
         return dict(
+            secure=is_secure_mode(),
             d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=0, rows=0,
             # Secure mode: the stream's mu, and each noise stream's share of its grid.
             grid=dict(mechanism_mu=mu_stream, share=math.sqrt(0.5) if std2 is not None else 1.0),
@@ -701,6 +709,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             return partial_fit_over_partitions(self.partial_fit, X)
         first = not self._stream_started()
         X = validate_private(self, X, reset=first, dtype=np.float64)
+        if not first:
+            check_stream_mode(self._state)
         state = self._start_stream(X, None, per_row=False) if first else self._state
         Y, S = self._advance(state, X, per_row=False)
         self._publish(state, Y, S, stream=state)

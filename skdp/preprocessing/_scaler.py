@@ -12,7 +12,8 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, weight_bound
+from skdp._secure import is_secure_mode
+from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, check_stream_mode, weight_bound
 from skdp.clipping import (
     effective_quantile,
     geometric_grid,
@@ -410,7 +411,9 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         w = check_stream_weights(sample_weight, X.shape[0], self.max_weight, W,
                                  allow_all_zero=not first)
         if first:
-            state = self._start(X, w, W)
+            state = {**self._start(X, w, W), "secure": is_secure_mode()}
+        else:
+            check_stream_mode(state)
         self._release(state, X, w)
         self._publish(state)
         self._state = state
