@@ -78,7 +78,7 @@ def _as_array(obj, what: str):
 
 
 def _align(y, X, what: str):
-    """y as a Dask array whose row chunks are X's; mismatched partitions raise."""
+    """y as a Dask array whose row chunks are X's (rechunked where they differ)."""
     import dask.array as da
 
     if y is None:
@@ -92,11 +92,8 @@ def _align(y, X, what: str):
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but {what} has {y.shape[0]}.")
     if y.chunks[0] != X.chunks[0]:
-        if len(y.chunks[0]) == len(X.chunks[0]):
-            bad = next(i for i, (a, b) in enumerate(zip(X.chunks[0], y.chunks[0])) if a != b)
-            raise ValueError(f"Partition {bad} of X has {X.chunks[0][bad]} rows but that of "
-                             f"{what} has {y.chunks[0][bad]}: X and {what} are not partitioned "
-                             "alike.")
+        # Rechunked, never refused: the weights reach here only after the charge (their
+        # values were checked before it), and row i is row i whatever the partitions.
         y = y.rechunk((X.chunks[0],) + y.chunks[1:])
     return y
 
