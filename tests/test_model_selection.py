@@ -273,6 +273,18 @@ def test_same_seed_same_search_and_workers_give_the_same_result():
                               other.cv_results_["mean_test_score"])
 
 
+def test_a_search_inside_a_search_takes_its_128_bit_seed():
+    # An outer search gives its candidates' private steps 128-bit seeds; an inner
+    # search refused them (sklearn's 32-bit rule) after the outer charge.
+    from skdp.accounting import BudgetAccountant
+    X, y = _linear(n=3000, seed=7, p=2)
+    inner = DPGridSearchCV(DPLinearRegressionGD(n_iter=30, burn_in=5), {"clip_norm": [1.0, 5.0]})
+    acc = BudgetAccountant(epsilon=20.0, delta=1e-5)
+    outer = DPGridSearchCV(inner, {"selection_share": [0.3, 0.5]}, epsilon=4.0, accountant=acc,
+                           random_state=0).fit(X, y)
+    assert len(acc.ledger) == 1 and np.all(np.isfinite(outer.best_estimator_.best_estimator_.coef_))
+
+
 @pytest.mark.parametrize("refit", [True, False])
 def test_the_returned_estimator_does_not_carry_the_noise_generator(refit):
     # A generator's state after the fit can be stepped back to replay the

@@ -459,3 +459,15 @@ def test_a_stream_continues_only_in_the_mode_it_started_in(make):
             with pytest.raises(ValueError, match="secure mode"):
                 with contextlib.nullcontext() if start_secure else secure_mode():
                     est.partial_fit(*args(slice(4000, 8000)))
+
+
+def test_a_scaler_fitted_in_secure_mode_continues_only_in_secure_mode():
+    # fit starts a stream too; it did not record the mode, so partial_fit outside
+    # secure mode was accepted (and inside it refused).
+    X = 0.1 * np.random.default_rng(0).normal(size=(4000, 3))
+    with secure_mode():
+        sc = DPStandardScaler(bounds=(-1.0, 1.0)).fit(X[:2000])
+    with pytest.raises(ValueError, match="secure mode"):
+        sc.partial_fit(X[2000:])
+    with secure_mode():
+        sc.partial_fit(X[2000:])

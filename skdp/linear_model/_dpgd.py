@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, weight_bound
 from skdp.clipping import gradient_clip_factors, quantile_statistics, squared_loss_residuals
+from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._ar1_standard_error import (
     ar1_directions,
     contrast_z,
@@ -1172,7 +1173,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                     "more than half a standard error: the intervals may not cover the "
                     "least-squares solution. Declare wider bounds, raise clip_norm, or read the "
                     "estimate as a robust (clipped) fit, whose solution the intervals do cover "
-                    "(estimand() computes it on data you hold).")
+                    "(estimand() computes it, without privacy, on data you hold).")
                 warnings.warn(raised["clipping"], UserWarning, stacklevel=3)
         # Family-wise DRIFT_LEVEL over the q directions (Bonferroni), each statistic at
         # most standard normal where the model holds.
@@ -1263,7 +1264,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         widened.
 
         This reads X and y exactly and adds no noise: **its output is not
-        differentially private**. Use it for checks on data you may see
+        differentially private** (a :class:`~skdp.exceptions.PrivacyLeakWarning`
+        says so at each call). Use it for checks on data you may see
         (simulations, the data owner's audit of a release), never to
         publish.
 
@@ -1295,6 +1297,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         True
         """
         check_is_fitted(self)
+        warnings.warn("estimand() reads X and y exactly, without noise: its output is outside "
+                      "the privacy guarantee.", PrivacyLeakWarning, stacklevel=2)
         if not hasattr(self, "_scaling"):
             raise AttributeError("This fit was pickled by a version without estimand(); "
                                  "refit it to use it.")
@@ -1354,8 +1358,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if target == "empirical":
             notes = ["Intervals for the least-squares solution of the fitted rows, or where "
                      "gradients are clipped at it, for the solution of the clipped (Huber-type) "
-                     "problem (estimand() computes it on data you hold); their width is the "
-                     "privacy noise only."]
+                     "problem (estimand() computes it, without privacy, on data you hold); "
+                     "their width is the privacy noise only."]
         else:
             notes = ["Intervals for the population least-squares parameter: privacy noise "
                      "and a private HC1 estimate of the sampling variance."]

@@ -102,7 +102,9 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         "selection_share": [Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [Integral, None],
         "accountant": [HasMethods(["charge_mu"]), None],
-        "random_state": ["random_state", np.random.Generator],
+        # As every skdp estimator: an outer private search gives its steps 128-bit seeds.
+        "random_state": [Interval(Integral, 0, None, closed="left"), np.random.RandomState,
+                         np.random.Generator, None],
         "verbose": ["verbose"],
     }
 

@@ -370,7 +370,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         X = validate_private(self, X, dtype=np.float64)
         w = check_sample_weight(sample_weight, X.shape[0], self.max_weight)
         self.__dict__.pop("_state", None)
-        state = self._start(X, w, weight_bound(sample_weight, self.max_weight))
+        state = {**self._start(X, w, weight_bound(sample_weight, self.max_weight)),
+                 "secure": is_secure_mode()}
         self._release(state, X, w)
         self._publish(state)
         self._state = state
