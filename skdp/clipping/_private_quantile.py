@@ -265,6 +265,11 @@ def private_norm_quantile(X, quantile: float, *, mu: float, rng: np.random.Gener
         GDP budget of the search.
     rng : numpy.random.Generator
     sample_weight : ndarray of shape (n,), optional
+        None counts the rows unweighted (sensitivity 1, whatever
+        ``max_weight``). Pass the user's weights as they are, unit weights
+        included (not ``None`` for all-ones weights, as
+        :func:`skdp.linear_model._weights.check_weights` returns): whether
+        every weight is exactly 1 must not choose the counts' noise scale.
     max_weight : float, default=1.0
     grid : ndarray, optional
         Candidate bounds; default :func:`geometric_grid` (2**-32 to 2**32,
