@@ -259,3 +259,19 @@ def test_weights_partitioned_unlike_x_are_aligned_not_refused_after_the_charge()
     b = DPStandardScaler(max_weight=2.0, bounds=(-5.0, 5.0), random_state=0).fit(
         X, sample_weight=w)
     np.testing.assert_allclose(a.mean_, b.mean_, rtol=1e-9, atol=1e-12)
+
+
+def test_a_short_last_partition_fails_before_the_first_is_released():
+    # DP-AMBSSGD's later calls need one step's rows; a short last partition used to
+    # fail after 140 releases of the earlier ones (and a retry would repeat them).
+    from skdp.mechanisms import record_releases
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4100, 3))
+    y = X @ [1.0, -1.0, 0.5] + rng.normal(size=4100)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    est = DPAMBSSGDRegressor(accountant=acc, random_state=0)
+    with dask.config.set(scheduler="synchronous"), record_releases() as log, \
+            pytest.raises(ValueError, match="fewer than one step"):
+        est.partial_fit(da.from_array(X, chunks=((2000, 2000, 100), 3)),
+                        da.from_array(y, chunks=((2000, 2000, 100),)))
+    assert log == [] and acc.ledger == []

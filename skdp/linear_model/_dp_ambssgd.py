@@ -367,6 +367,28 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
             f"batch DP-GD, with confidence intervals) instead, or use more rows, fewer steps "
             f"(n_iter), a larger epsilon or stat_fraction, or a smaller count_margin.")
 
+    def _check_call_sizes(self, sizes: list) -> None:
+        """Raise, before any release, if a call of ``sizes[i]`` rows could not take a step.
+
+        For ``partial_fit`` over Dask partitions (one call each): the sizes are
+        public (the layout), and a short last partition must fail before the
+        first one is released, not after (a retry would release them twice).
+        """
+        if self.variant == "ssgd" or not sizes:
+            return
+        state = getattr(self, "_state", None)
+        if isinstance(state, dict):  # a stream under way: its first call fixed the step
+            plan, later = state["plan"], list(sizes)
+        else:  # this call starts it: its first partition sets the plan
+            plan, later = self._plan(int(sizes[0]), self._budget_mu()), list(sizes[1:])
+        step = plan.stat_size + plan.batch_size
+        short = [i for i, m in enumerate(later) if m < step]
+        if short:
+            raise ValueError(
+                f"A partition has {int(later[short[0]])} rows, fewer than one step of {step} "
+                "rows (fixed by the first call): repartition so that every partition has at "
+                "least that many rows.")
+
     def _first_call(self, X, y):
         """Validate, plan, charge; set the calibration. Returns the pass's constants."""
         n, p = X.shape

@@ -344,6 +344,10 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
         None if classes is None else np.asarray(classes),
         estimator is not None and is_regressor(estimator))
         for i in range(Xa.numblocks[0])])
+    # Checks that depend on the partitions' sizes only (public), by the estimator.
+    check_sizes = getattr(estimator, "_check_call_sizes", None)
+    if check_sizes is not None:
+        check_sizes(list(Xa.chunks[0]))
     for Xb, yb, wb in iter_blocks(Xa, ya, wa):
         args = (Xb,) if y is None else (Xb, yb)
         kwargs = {} if sample_weight is None else {"sample_weight": wb}
