@@ -275,3 +275,18 @@ def test_a_short_last_partition_fails_before_the_first_is_released():
         est.partial_fit(da.from_array(X, chunks=((2000, 2000, 100), 3)),
                         da.from_array(y, chunks=((2000, 2000, 100),)))
     assert log == [] and acc.ledger == []
+
+
+def test_a_classifier_s_label_check_runs_on_every_partition_before_the_first_release():
+    # check_classification_targets ran per call, so a partition whose labels it
+    # refuses (continuous, here 0.5 alone) failed after the earlier ones were released.
+    from skdp.mechanisms import record_releases
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    y = np.zeros(3000)
+    y[2000:] = 0.5  # the first two partitions hold one label each, which passes
+    est = DPSGDClassifier(classes=[0.0, 0.5], random_state=0)
+    with dask.config.set(scheduler="synchronous"), record_releases() as log, \
+            pytest.raises(ValueError, match="label type"):
+        est.partial_fit(da.from_array(X, chunks=(1000, 2)), da.from_array(y, chunks=1000))
+    assert log == []

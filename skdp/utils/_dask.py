@@ -291,6 +291,10 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
             raise ValueError(f"Partition {index} of y contains missing labels.")
         if classes is not None and not np.all(np.isin(y, classes)):
             raise ValueError(f"Partition {index} of y holds labels outside classes.")
+        if classes is not None:  # the per-call check, here before any release
+            from sklearn.utils.multiclass import check_classification_targets
+
+            check_classification_targets(y)
     if w is not None:
         from skdp.utils._validation import _weight_block
 
