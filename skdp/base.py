@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp._secure import is_secure_mode
 from skdp.accounting import BudgetAccountant, budget_mu, spent_epsilon
-from skdp.mechanisms import make_rng
+from skdp.mechanisms._random import check_random_state_type, make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 
 __all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
@@ -181,6 +181,9 @@ class DPEstimatorMixin(NoGeneratorPickleMixin):
             share noise (:func:`skdp.mechanisms.make_rng`).
         """
         accountant: BudgetAccountant | None = self.accountant
+        # A seed make_rng would refuse (a bool, a seed in secure mode) fails before the
+        # charge, not after it.
+        check_random_state_type(self.random_state)
         entry = None
         if accountant is not None:
             entry = accountant.charge_mu(

@@ -41,7 +41,7 @@ from skdp.linear_model import (
     DPSGDClassifier,
     DPSGDRegressor,
 )
-from skdp.mechanisms import composed_mu, make_rng, record_releases
+from skdp.mechanisms import composed_mu, make_rng, record_releases, secure_mode
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from skdp.moments import StreamingMomentEstimator
 from skdp.preprocessing import DPStandardScaler
@@ -228,6 +228,19 @@ def test_a_search_gives_every_fit_its_own_long_seed():
     states = search._states(np.random.default_rng(0), 500, [{"with_std": True}])
     seeds = [s for step in states for s in step]
     assert len(set(seeds)) == len(seeds) and max(seeds) >= 2**64
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_seed_make_rng_refuses_fails_before_the_charge(name):
+    # A bool seed passed the parameter check and a seed in secure mode is refused,
+    # but make_rng raised only after the ledger was charged (budget spent for nothing).
+    for seed, secure in ((True, False), (3, True)):
+        acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+        est = ESTIMATORS[name][0](random_state=seed, accountant=acc)
+        with pytest.raises((TypeError, ValueError), match="random_state"), \
+                (secure_mode() if secure else warnings.catch_warnings()):
+            _fit(est, name)
+        assert acc.ledger == []
 
 
 def _pickled_globals(obj) -> set[str]:

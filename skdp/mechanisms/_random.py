@@ -32,6 +32,40 @@ __all__ = ["PlannedRelease", "Release", "composed_mu", "gaussian_noise", "gaussi
            "is_secure_mode", "make_rng", "record_release", "record_releases", "secure_mode",
            "set_secure_mode", "spawn_rngs", "symmetric_release"]
 
+def check_random_state_type(random_state) -> None:
+    """The errors of :func:`make_rng`, without drawing: for a check before a charge.
+
+    Parameters
+    ----------
+    random_state : object
+
+    Raises
+    ------
+    ValueError
+        In secure mode for anything but None, and for a negative int.
+    TypeError
+        For anything but None, a non-negative int, a Generator or a
+        RandomState (a bool included).
+    """
+    if is_secure_mode() and random_state is not None:
+        raise ValueError(
+            f"Secure mode is on: a user seed (random_state={random_state!r}) is "
+            "refused. Pass random_state=None, or turn secure mode off for "
+            "reproducible (non-secret) noise."
+        )
+    if random_state is None or isinstance(random_state, (np.random.Generator,
+                                                         np.random.RandomState)):
+        return
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {random_state}.")
+        return
+    raise TypeError(
+        "random_state must be None, an int, a numpy Generator or RandomState, "
+        f"got {type(random_state).__name__}."
+    )
+
+
 def make_rng(random_state=None, *, entry: int | None = None) -> np.random.Generator:
     """Turn a ``random_state`` parameter into a :class:`numpy.random.Generator`.
 
@@ -73,13 +107,8 @@ def make_rng(random_state=None, *, entry: int | None = None) -> np.random.Genera
     >>> make_rng(0, entry=1).standard_normal() == make_rng(0, entry=2).standard_normal()
     False
     """
+    check_random_state_type(random_state)
     if is_secure_mode():
-        if random_state is not None:
-            raise ValueError(
-                f"Secure mode is on: a user seed (random_state={random_state!r}) is "
-                "refused. Pass random_state=None, or turn secure mode off for "
-                "reproducible (non-secret) noise."
-            )
         return np.random.Generator(np.random.PCG64DXSM(secrets.randbits(256)))
     if random_state is None:
         return np.random.default_rng()
@@ -87,15 +116,8 @@ def make_rng(random_state=None, *, entry: int | None = None) -> np.random.Genera
         entropy = [int(v) for v in random_state.integers(0, 2**63, size=4)]
     elif isinstance(random_state, np.random.RandomState):
         entropy = [int(v) for v in random_state.randint(0, 2**31 - 1, size=4)]
-    elif isinstance(random_state, Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be a non-negative int, got {random_state}.")
-        entropy = int(random_state)
     else:
-        raise TypeError(
-            "random_state must be None, an int, a numpy Generator or RandomState, "
-            f"got {type(random_state).__name__}."
-        )
+        entropy = int(random_state)
     key = () if entry is None else (int(entry),)
     return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
 
