@@ -807,11 +807,11 @@ def test_clipped_least_squares_is_the_huber_minimum():
     Z = np.column_stack([rng.normal(size=(300, 2)), np.ones(300)])
     y = Z @ [1.0, -0.5, 0.2] + rng.standard_t(2, size=300)
     c, w = rng.uniform(0.2, 2.0, size=300), rng.uniform(0.5, 2.0, size=300)
-    got = clipped_least_squares(Z, y, c, w)
+    got = clipped_least_squares(Z, y, 1.0 / c, 1.0, w)  # thresholds c = clip / row norm
     np.testing.assert_allclose(got, _huber_minimum(Z, y, c, w), atol=1e-6)
-    # Thresholds no residual reaches: least squares (weighted).
+    # Rows the clip never reaches (norm 0): least squares (weighted).
     wls = np.linalg.lstsq(Z * np.sqrt(w)[:, None], y * np.sqrt(w), rcond=None)[0]
-    np.testing.assert_allclose(clipped_least_squares(Z, y, np.full(300, np.inf), w), wls,
+    np.testing.assert_allclose(clipped_least_squares(Z, y, np.zeros(300), 1.0, w), wls,
                                rtol=1e-12, atol=1e-12)
 
 

@@ -24,24 +24,29 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from skdp.clipping import gradient_clip_factors
+
 __all__ = ["clipped_least_squares"]
 
 
-def clipped_least_squares(Z: np.ndarray, y: np.ndarray, thresholds: np.ndarray,
+def clipped_least_squares(Z: np.ndarray, y: np.ndarray, row_norms: np.ndarray, clip_norm: float,
                           sample_weight: np.ndarray | None = None, *, tol: float = 1e-10,
                           max_iter: int = 1000) -> np.ndarray:
-    """Minimise ``sum_i w_i huber(z_i . theta - y_i; c_i)`` by reweighted least squares.
+    """Minimise ``sum_i w_i huber(z_i . theta - y_i; c_i)``, ``c_i = clip_norm / row_norms_i``.
 
     ``huber(r; c)`` is ``r**2 / 2`` for ``|r| <= c`` and ``c |r| - c**2 / 2``
-    beyond.
+    beyond. The reweighting is the fit's own clip factor,
+    :func:`skdp.clipping.gradient_clip_factors` (``min(1, c_i / |r_i|)``).
 
     Parameters
     ----------
     Z : ndarray of shape (n, q)
         The rows as the model sees them (with the intercept column).
     y : ndarray of shape (n,)
-    thresholds : ndarray of shape (n,)
-        ``c_i > 0``; ``inf`` for a row never clipped.
+    row_norms : ndarray of shape (n,)
+        The norms the gradients' clip sees (``||P z_i||`` for DP-GD); 0 for
+        a row never clipped.
+    clip_norm : float
     sample_weight : ndarray of shape (n,) or None, default=None
     tol : float, default=1e-10
         Stop when an iteration moves theta by at most ``tol (1 + ||theta||)``.
@@ -62,10 +67,7 @@ def clipped_least_squares(Z: np.ndarray, y: np.ndarray, thresholds: np.ndarray,
 
     theta = weighted_lstsq(w)
     for _ in range(max_iter):
-        r = np.abs(Z @ theta - y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shrink = np.where(r > thresholds, thresholds / r, 1.0)
-        new = weighted_lstsq(w * shrink)
+        new = weighted_lstsq(w * gradient_clip_factors(row_norms, Z @ theta - y, clip_norm))
         moved = np.linalg.norm(new - theta)
         theta = new
         if moved <= tol * (1.0 + np.linalg.norm(theta)):

@@ -1307,10 +1307,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         X, y = self._scaling.transform(X, y)
         lev = _leverage(X, self._root, self.fit_intercept)
         Z = np.column_stack([X, np.ones(X.shape[0])]) if self.fit_intercept else X
-        with np.errstate(divide="ignore"):
-            thresholds = np.where(lev > 0, self.clip_norm_ / lev, np.inf)
         M, offset = original_scale_map(self._scaling, self.fit_intercept)
-        return M @ clipped_least_squares(Z, y, thresholds, w) + offset
+        return M @ clipped_least_squares(Z, y, lev, self.clip_norm_, w) + offset
 
     def summary(self, alpha: float = 0.05, target: str = "empirical") -> pd.DataFrame:
         """Coefficient table in statsmodels' layout: coef, std err, t, P>|t| and the interval.

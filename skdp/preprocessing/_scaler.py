@@ -287,7 +287,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
                     half=(upper - lower) / 2, spent=spent, rng=rng, W=W, sens=sens,
                     quantile=self._searched_quantile,
                     stds=(std1, std1 / math.sqrt(lam) if lam else None, std1),
-                    sums=(np.zeros(d), np.zeros(d), 0.0), n=0)
+                    sums=(np.zeros(d), np.zeros(d), 0.0), n=0,
+                    secure=is_secure_mode())  # a stream continues only in this mode
 
     def _release(self, state: dict, X, w) -> None:
         # A partial of public constants: the tasks must not carry the state
@@ -370,8 +371,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         X = validate_private(self, X, dtype=np.float64)
         w = check_sample_weight(sample_weight, X.shape[0], self.max_weight)
         self.__dict__.pop("_state", None)
-        state = {**self._start(X, w, weight_bound(sample_weight, self.max_weight)),
-                 "secure": is_secure_mode()}
+        state = self._start(X, w, weight_bound(sample_weight, self.max_weight))
         self._release(state, X, w)
         self._publish(state)
         self._state = state
@@ -412,7 +412,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         w = check_stream_weights(sample_weight, X.shape[0], self.max_weight, W,
                                  allow_all_zero=not first)
         if first:
-            state = {**self._start(X, w, W), "secure": is_secure_mode()}
+            state = self._start(X, w, W)
         else:
             check_stream_mode(state)
         self._release(state, X, w)
