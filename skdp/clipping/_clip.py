@@ -175,7 +175,8 @@ def _gradient_factors(row_norms, residuals, clip_norm):
 
 
 def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
-                         scale=None, fit_intercept: bool = False, squares: bool = False):
+                         scale=None, fit_intercept: bool = False, squares: bool = False,
+                         sample_weight=None):
     """Sum of the clipped per-example gradients of a linear model.
 
     Computes ``sum_i clip(s * x_i r_i^T, clip_norm)`` as ``s * X^T (f * r)``
@@ -204,6 +205,12 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
         squares of the clipped gradients (the diagonal second moment of
         Kalinin et al. 2025, Theorem 4.3), as ``(X**2)^T (f**2 r**2)``. Not with
         ``scale``.
+    sample_weight : ndarray of shape (n,), optional
+        Weights applied *after* the clip: the sums are ``sum_i w_i clip(g_i)``
+        (and ``sum_i (w_i clip(g_i))**2``), so replacing one row moves the
+        sum by at most ``2 * max_weight * clip_norm``. The clip factors come
+        from the unweighted gradients, so every finite weight, however
+        small, gives a finite sum. Not with ``scale``.
 
     Returns
     -------
@@ -232,14 +239,16 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
             sq = np.einsum("ij,ij->i", X, X)
             row_norms = np.sqrt(sq + 1.0 if fit_intercept else sq)
         f = _gradient_factors(np.asarray(row_norms, dtype=float), residuals, clip_norm)
+        if sample_weight is not None:
+            f = f * np.asarray(sample_weight, dtype=float)
         weighted = residuals * (f if flat else f[:, None])
         grad = _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
         if not squares:
             return grad
         w2 = weighted * weighted
         return grad, _add_intercept_row((X * X).T @ w2, w2, fit_intercept)
-    if squares:
-        raise ValueError("squares is not supported with scale.")
+    if squares or sample_weight is not None:
+        raise ValueError("squares and sample_weight are not supported with scale.")
     scale = np.asarray(scale, dtype=float)
     p = X.shape[1]
     # ||s * g_i||^2 = sum_k r_ik^2 sum_j s_jk^2 x_ij^2 (x_i with a trailing 1).

@@ -200,10 +200,9 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
             raise ValueError("sample_weight is not supported with "
                              "private_moments='scale_then_privatize'.")
         # clip(w_i g_i) would cap the weight; w_i clip(g_i) is what the noise pays for:
-        # pass the residuals times w_i and the row norms divided by w_i, so the clip
-        # factors are those of g_i and the sum is sum_i w_i f_i r_i x_i.
-        # A zero weight gets norm 0 (factor 1) and residual 0: it adds nothing.
-        row_norms = np.divide(row_norms, w, out=np.zeros_like(row_norms), where=w > 0)
+        # clipped_gradient_sum clips the unweighted g_i and weighs them after (dividing
+        # the norms by a tiny w_i instead overflowed to inf, and inf * 0 made the
+        # released sum NaN after the charge).
     coef = np.array(coef, dtype=float)
     tail_sum, tail_count = np.zeros_like(coef), 0
     t = 0
@@ -211,8 +210,7 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
         for start in range(0, n, b):
             Xb, yb = X[start:start + b], y[start:start + b]
             r = _residuals(loss, Xb, yb, coef, fit_intercept)
-            if w is not None:
-                r = r * (w[start:start + b] if r.ndim == 1 else w[start:start + b, None])
+            wb = None if w is None else w[start:start + b]
             extra = {}
             if scaled:
                 v = optimizer.mean_square
@@ -224,11 +222,12 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
             elif squares:
                 total, square_total = clipped_gradient_sum(Xb, r, clip_norm,
                                                            row_norms=row_norms[start:start + b],
-                                                           fit_intercept=fit_intercept, squares=True)
+                                                           fit_intercept=fit_intercept, squares=True,
+                                                           sample_weight=wb)
                 extra.update(square_sum=_released(square_noise, t, square_total), square_noise=0.0)
             else:
                 total = clipped_gradient_sum(Xb, r, clip_norm, row_norms=row_norms[start:start + b],
-                                             fit_intercept=fit_intercept)
+                                             fit_intercept=fit_intercept, sample_weight=wb)
             if noise_variances is not None:
                 extra["noise_variance"] = noise_variances[t]
             grad, second, bias = private_step_inputs(private_moments, _released(noise, t, total),
