@@ -290,3 +290,42 @@ def test_a_classifier_s_label_check_runs_on_every_partition_before_the_first_rel
             pytest.raises(ValueError, match="label type"):
         est.partial_fit(da.from_array(X, chunks=(1000, 2)), da.from_array(y, chunks=1000))
     assert log == []
+
+
+@pytest.mark.parametrize("name", ["dpsgd", "moments"])
+def test_partitions_past_the_horizon_fail_before_the_first_is_released(name):
+    # A fixed horizon (n_steps) was checked one partition at a time, so the stream
+    # failed after the earlier partitions were released (and a retry fed them again).
+    from skdp.mechanisms import record_releases
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(350, 2))
+    y = X @ [1.0, -1.0]
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    chunks = (100, 100, 150)
+    if name == "dpsgd":  # 10 + 10 + 15 steps of 10 rows against a horizon of 30
+        est = DPSGDRegressor(clip_norm=1.0, batch_size=10, noise="nu", nu=0.1, n_steps=30,
+                             accountant=acc, random_state=0)
+        args = (da.from_array(X, chunks=(chunks, 2)), da.from_array(y, chunks=(chunks,)))
+    else:  # method='pp': one step per row, 350 against a horizon of 300
+        est = StreamingMomentEstimator(method="pp", noise_shaping="sqrt", n_steps=300,
+                                       norm_bound=4.0, accountant=acc, random_state=0)
+        args = (da.from_array(X, chunks=(chunks, 2)),)
+    with dask.config.set(scheduler="synchronous"), record_releases() as log, \
+            pytest.raises(ValueError, match="Nothing was released"):
+        est.partial_fit(*args)
+    assert log == [] and acc.ledger == []
+
+
+def test_an_empty_partition_is_no_call():
+    # A filter can leave a partition empty; as a call it raised "0 sample(s)" after the
+    # earlier partitions were released. It holds no rows: the stream skips it.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = X @ [1.0, -1.0]
+    fits = []
+    for chunks in ((100, 0, 200), (100, 200)):
+        est = DPSGDRegressor(clip_norm=1.0, batch_size=10, random_state=0)
+        with dask.config.set(scheduler="synchronous"):
+            est.partial_fit(da.from_array(X, chunks=(chunks, 2)), da.from_array(y, chunks=(chunks,)))
+        fits.append(est.coef_)
+    np.testing.assert_array_equal(fits[0], fits[1])

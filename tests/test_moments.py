@@ -334,6 +334,44 @@ def test_history_is_opt_in_and_the_callback_sees_every_release():
     assert seen[6:] == list(range(1, 61)) and rows.n_steps_seen_ == 60
 
 
+def test_a_user_matrix_is_the_horizon_before_any_row_of_a_call_is_released():
+    # Without n_steps the stream checked a user matrix's size one chunk (163 rows at
+    # d = 40) at a time: a call that outgrew it had released its first chunks into the
+    # running sums when it failed. Now it fails first, and the stream goes on as if the
+    # call had not been made (the same releases as a stream that never saw it).
+    rng = np.random.default_rng(0)
+    X1 = rng.uniform(-0.1, 0.1, size=(100, 40))
+    X2 = rng.uniform(-0.1, 0.1, size=(250, 40))
+
+    def stream(bad_call):
+        est = StreamingMomentEstimator(epsilon=2.0, method="pp", noise_shaping=np.eye(300),
+                                       norm_bound=1.0, random_state=0)
+        est.partial_fit(X1)
+        if bad_call:
+            with pytest.raises(ValueError, match="horizon is n_steps=300"):
+                est.partial_fit(X2)  # 350 steps
+        return est.partial_fit(X2[:37])
+
+    a, b = stream(True), stream(False)
+    assert a.n_samples_seen_ == b.n_samples_seen_ == 137
+    np.testing.assert_array_equal(a.first_moment_, b.first_moment_)
+
+
+def test_a_callback_that_raises_leaves_the_attributes_counting_the_rows():
+    # The steps are taken before the callback runs; n_samples_seen_ used to stay at the
+    # last call, as if the rows had not entered the stream (a retry then used them twice).
+    def callback(t, first, second):
+        if t == 2:
+            raise RuntimeError("publishing failed")
+
+    X = np.random.default_rng(1).normal(size=(100, 2)) / 3
+    est = StreamingMomentEstimator(norm_bound=1.0, callback=callback, random_state=0)
+    est.partial_fit(X[:50])
+    with pytest.raises(RuntimeError, match="publishing failed"):
+        est.partial_fit(X[50:])
+    assert est.n_samples_seen_ == 100 and est.n_steps_seen_ == 2
+
+
 def test_sample_weight():
     X = np.random.default_rng(7).normal(size=(5000, 3)) / 3
     a = StreamingMomentEstimator(norm_bound=2.0, random_state=0).fit(X)

@@ -528,15 +528,11 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
 
     # -- the first call: plan, calibrate, charge ------------------------------
 
-    def _start(self, X, Y, epochs: int, W: float) -> dict:
-        """Plan, calibrate and charge a training stream; W bounds a row's weight.
+    def _stream_plan(self, n: int, epochs: int) -> tuple[int, int, int, str, int | None]:
+        """(batch, steps per epoch, steps, noise kind, horizon) of a stream whose first call has n rows.
 
-        X and Y are the first call's rows on the training scale; they are read
-        only by the private clip-norm search (``clip_norm=None``).
+        Public quantities only; raises if the first call alone outgrows ``n_steps``.
         """
-        n = X.shape[0]
-        q = self.n_features_in_ + int(self.fit_intercept)
-        shape = (q,) if Y.ndim == 1 else (q, Y.shape[1])
         b = min(int(self.batch_size), n) if self.batch_size is not None else planned_batch(n)
         per_epoch = -(-n // b)
         steps = epochs * per_epoch
@@ -551,6 +547,42 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                                  f"n_steps={horizon}.")
         elif kind != "identity" and (epochs > 1 or self.nu == 0):
             horizon = steps
+        return b, per_epoch, steps, kind, horizon
+
+    def _check_call_sizes(self, sizes: list) -> None:
+        """Raise, before any release, if ``partial_fit`` calls of ``sizes[i]`` rows outgrow the horizon.
+
+        For ``partial_fit`` over Dask partitions (one pass over each): the
+        sizes are public (the layout), and a partition past the correlated
+        noise's horizon must fail before the first one is released, not
+        after (a retry would release the earlier ones twice).
+        """
+        if not sizes:
+            return
+        if self._stream_started():
+            state = self._state
+            b, horizon, taken, later = state["batch_size"], state["horizon"], state["t"], sizes
+        else:
+            b, _, taken, _, horizon = self._stream_plan(int(sizes[0]), 1)
+            later = sizes[1:]
+        steps = taken + sum(-(-int(m) // b) for m in later)
+        if horizon is not None and steps > horizon:
+            raise ValueError(
+                f"The correlated-noise stream has horizon n_steps={horizon}; these "
+                f"{len(sizes)} partitions would take it to {steps} steps. Nothing was "
+                "released: set n_steps (the total number of steps) before the first call, "
+                "or pass fewer rows.")
+
+    def _start(self, X, Y, epochs: int, W: float) -> dict:
+        """Plan, calibrate and charge a training stream; W bounds a row's weight.
+
+        X and Y are the first call's rows on the training scale; they are read
+        only by the private clip-norm search (``clip_norm=None``).
+        """
+        n = X.shape[0]
+        q = self.n_features_in_ + int(self.fit_intercept)
+        shape = (q,) if Y.ndim == 1 else (q, Y.shape[1])
+        b, per_epoch, steps, kind, horizon = self._stream_plan(n, epochs)
         if kind == "blt" and horizon is None:  # one participation on an unbounded stream
             kappa = blt_sensitivity_factor(*blt_parameters(self.nu))
         else:

@@ -167,7 +167,10 @@ store_history : bool, default=False
 callback : callable or None, default=None
     Called as ``callback(step, first_moment, second_moment)`` after each
     release (each step of a stream, each row of ``release='per_row'``): a way
-    to keep or publish the history without storing it here.
+    to keep or publish the history without storing it here. It runs once
+    the call's steps are taken and the attributes set: if it raises, the
+    rows are in the stream all the same (``n_samples_seen_`` counts them),
+    and feeding them again would use them twice, outside the guarantee.
 %(max_weight)s
 %(accountant)s
 %(random_state)s
@@ -461,14 +464,52 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             raise ValueError("noise_shaping='nu' with nu=0 needs the horizon n_steps.")
         return shaping, nu, toeplitz_sensitivity_factor(nu, horizon)
 
+    def _stream_horizon(self, horizon: int | None) -> int | None:
+        """The horizon a new stream gets: ``n_steps``, else a user matrix's size, else ``horizon``.
+
+        A user's noise-shaping matrix bounds the steps by its size even
+        without ``n_steps``: the stream's checks before each call (and before
+        the partitions of a Dask table) must know it, or a call that outgrows
+        the matrix would fail after some of its rows were released.
+        """
+        if self.n_steps is not None:
+            return int(self.n_steps)
+        if not isinstance(self.noise_shaping, str):
+            return noise_shaping_matrix(self.noise_shaping).shape[0]
+        if self.noise_shaping == "nu" and self.nu:
+            return None  # damped: finite over an unbounded stream, no horizon unless asked
+        return horizon
+
+    def _check_call_sizes(self, sizes: list) -> None:
+        """Raise, before any release, if calls of ``sizes[i]`` rows would outgrow the horizon.
+
+        For ``partial_fit`` over Dask partitions (one call, one step each, or
+        one step per row with method='pp'): the sizes are public (the layout),
+        and a partition past the horizon must fail before the first one is
+        released, not after (a retry would release the earlier ones twice).
+        """
+        state = getattr(self, "_state", None)
+        started = self._stream_started() and isinstance(state, dict)
+        per_row = state["per_row"] if started else False
+        hard = not (isinstance(self.noise_shaping, str)
+                    and self.noise_shaping in ("blt", "identity"))
+        horizon = state["horizon"] if started else (self._stream_horizon(None) if hard else None)
+        if horizon is None:
+            return
+        one_per_row = per_row or (state["method"] if started else self.method) == "pp"
+        steps = (state["t"] if started else 0) + sum(
+            int(m) if one_per_row else 1 for m in sizes)
+        if steps > horizon:
+            raise ValueError(f"The stream's horizon is n_steps={horizon} steps; these "
+                             f"{len(sizes)} partitions would take it to {steps}. Nothing was "
+                             "released: set n_steps (or a larger noise-shaping matrix) before "
+                             "the first call, or pass fewer rows.")
+
     def _start_stream(self, X, horizon: int | None, per_row: bool) -> dict:
         """Validate, calibrate, charge, and create the noise and workload state of a stream."""
         n_first, d = X.shape
         kind1, kind2 = self._kinds()
-        if self.n_steps is not None:
-            horizon = int(self.n_steps)
-        elif isinstance(self.noise_shaping, str) and self.noise_shaping == "nu" and self.nu:
-            horizon = None  # damped: finite over an unbounded stream, no horizon unless asked
+        horizon = self._stream_horizon(horizon)
         hard = not (isinstance(self.noise_shaping, str) and self.noise_shaping in ("blt", "identity"))
         steps_now = n_first if (per_row or self.method == "pp") else 1
         if hard and horizon is not None and steps_now > horizon:
@@ -562,12 +603,15 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         return np.concatenate(Ys), np.concatenate(Ss)
 
     def _publish(self, state: dict, Y, S, stream) -> None:
-        """Set the release attributes (and the history, the callback) after successful steps."""
+        """Set the release attributes (and the history), then call the callback, after the steps.
+
+        The attributes come first: the steps are taken and their rows are in
+        the stream whatever the callback does, so a callback that raises
+        leaves ``n_samples_seen_`` counting them (feeding them again would
+        use them twice).
+        """
         Y, S = np.asarray(Y), np.asarray(S)
         t = state["t"]
-        if self.callback is not None:
-            for i in range(Y.shape[0]):
-                self.callback(t - Y.shape[0] + i + 1, Y[i], S[i])
         if self.store_history:
             old = getattr(self, "first_moments_", None) if stream is not None and t > Y.shape[0] \
                 else None
@@ -592,6 +636,9 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             self.__dict__.pop("_state", None)  # a table release: no stream to continue
         else:
             self._state = stream
+        if self.callback is not None:
+            for i in range(Y.shape[0]):
+                self.callback(t - Y.shape[0] + i + 1, Y[i], S[i])
 
     # -- the sklearn API ---------------------------------------------------------------
 

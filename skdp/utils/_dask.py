@@ -22,12 +22,12 @@ when it is handed a Dask collection.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import is_regressor
 
-__all__ = ["dask_sum", "is_dask", "iter_blocks", "validate_dask"]
+__all__ = ["dask_sum", "is_dask", "validate_dask"]
 
 
 def is_dask(obj) -> bool:
@@ -253,20 +253,6 @@ def dask_sum(stat: Callable, arrays, block_rows: int = 1 << 16):
     return total
 
 
-def iter_blocks(X, *others) -> Iterator[tuple]:
-    """The partitions of X (and of aligned arrays), computed one at a time, as numpy blocks.
-
-    For ``partial_fit`` over a table larger than memory: each partition is
-    one call (the driver holds one partition at a time).
-    """
-    import dask
-
-    X, aligned = _aligned(X, others)
-    for i in range(X.numblocks[0]):
-        parts = [X.blocks[i]] + [None if o is None else o.blocks[i] for o in aligned]
-        yield dask.compute(*parts)
-
-
 def _aligned(X, others):
     X = _as_array(X, "X")
     if X.numblocks[1] != 1:
@@ -274,8 +260,11 @@ def _aligned(X, others):
     return X, [None if o is None else _align(o, X, "y") for o in others]
 
 
-def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) -> bool:
-    """Schema checks of one partition (nothing of it leaves the worker but pass or fail)."""
+def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) -> int:
+    """Schema checks of one partition; returns its number of rows (public: the layout).
+
+    Nothing else of it leaves the worker but pass or fail.
+    """
     _check_block(X, index)
     if y is not None:
         y = np.asarray(y)
@@ -299,7 +288,7 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
         from skdp.utils._validation import _weight_block
 
         _weight_block(w, max_weight, index)
-    return True
+    return int(np.shape(X)[0])
 
 
 def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=None,
@@ -342,17 +331,23 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     if isinstance(state, dict) and "W" in state:
         max_weight = min(max_weight, float(state["W"]))
     Xa, (ya, wa) = _aligned(X, (y, sample_weight))
-    dask.compute(*[dask.delayed(_check_partition)(
+    sizes = dask.compute(*[dask.delayed(_check_partition)(
         i, Xa.blocks[i], None if ya is None else ya.blocks[i],
         None if wa is None else wa.blocks[i], max_weight,
         None if classes is None else np.asarray(classes),
         estimator is not None and is_regressor(estimator))
         for i in range(Xa.numblocks[0])])
+    # An empty partition (left by a filter) holds no rows: it is no call. Its size is
+    # public, and as a call it would fail after the earlier partitions were released.
+    # With every partition empty, the first call raises the usual error on no rows.
+    calls = [i for i, m in enumerate(sizes) if m > 0] or [0]
     # Checks that depend on the partitions' sizes only (public), by the estimator.
     check_sizes = getattr(estimator, "_check_call_sizes", None)
     if check_sizes is not None:
-        check_sizes(list(Xa.chunks[0]))
-    for Xb, yb, wb in iter_blocks(Xa, ya, wa):
+        check_sizes([sizes[i] for i in calls])
+    for i in calls:
+        Xb, yb, wb = dask.compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
+                                  None if wa is None else wa.blocks[i])
         args = (Xb,) if y is None else (Xb, yb)
         kwargs = {} if sample_weight is None else {"sample_weight": wb}
         if classes is not None:
