@@ -227,6 +227,22 @@ def test_bad_data_in_any_row_fails_before_any_charge():
         assert acc.ledger == []
 
 
+def test_the_refit_is_dry_run_at_its_own_share_before_any_charge():
+    # With selection_share=0.9 the refit's share (mu 0.1 * sqrt(0.1)) is too small for
+    # DP-SGD's private clip norm on 1,000 rows, a check on public quantities that the
+    # candidates' dry runs (at their larger share) passed: it failed after the charge.
+    from skdp.accounting import epsilon_from_mu
+    from skdp.linear_model import DPSGDRegressor
+    X, y = _linear(n=1000, seed=3)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    search = DPGridSearchCV(DPSGDRegressor(), {"learning_rate": [0.05]},
+                            epsilon=epsilon_from_mu(0.1, 1e-6), delta=1e-6,
+                            selection_share=0.9, accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match="too few for a private clip norm"):
+        search.fit(X, y)
+    assert acc.ledger == []
+
+
 def test_y_is_required():
     with pytest.raises(ValueError, match="needs y"):
         DPGridSearchCV(_Spy(), {"level": [0.0]}).fit(np.zeros((10, 2)), None)

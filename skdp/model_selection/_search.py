@@ -235,23 +235,26 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
             mu, m, uses_per_row(split_list, n), self.refit, self.selection_share)
         ledger = self._ledger()
         candidates = [self._candidate(params, mu_candidate) for params in params_list]
-        if self.refit:  # the refit's share must be expressible too
-            for params in params_list:
-                self._candidate(params, mu_refit)
-        # Dry runs up to the charge: the first candidate on all rows (the data's
-        # schema, validation rows included), every one on the smallest training
-        # part (its parameters, and checks that depend on the number of rows).
+        # Dry runs up to the charge. First on all rows (the data's schema, validation
+        # rows included): with refit every candidate at the refit's share (its own
+        # checks: any candidate may be chosen), else the first one. Then every
+        # candidate on the smallest training part at its share (its parameters, and
+        # checks that depend on the number of rows and the budget).
         probe_rows = min((train for train, _ in split_list), key=len)
         X_probe, y_probe = _rows(X, probe_rows), _rows(y, probe_rows)
-        for est, data in [(candidates[0], (X, y))] + [(c, (X_probe, y_probe)) for c in candidates]:
-            set_accountants(est, Probe(mu_candidate))
+        probes = ([(self._candidate(params, mu_refit), (X, y), mu_refit)
+                   for params in params_list] if self.refit
+                  else [(candidates[0], (X, y), mu_candidate)])
+        probes += [(c, (X_probe, y_probe), mu_candidate) for c in candidates]
+        for est, data, mu_probe in probes:
+            set_accountants(est, Probe(mu_probe))
             try:
                 est.fit(*data)
             except ProbeDone:
                 continue
             raise TypeError(f"{type(est).__name__} fitted without charging its accountant; a "
                             "private search cannot vouch for it.")
-        del candidates, X_probe, y_probe
+        del candidates, probes, X_probe, y_probe
 
         entry = None
         if ledger is not None:  # once, for everything, before any noise
