@@ -292,7 +292,7 @@ def test_a_classifier_s_label_check_runs_on_every_partition_before_the_first_rel
     assert log == []
 
 
-@pytest.mark.parametrize("name", ["dpsgd", "moments"])
+@pytest.mark.parametrize("name", ["dpsgd", "moments", "density"])
 def test_partitions_past_the_horizon_fail_before_the_first_is_released(name):
     # A fixed horizon (n_steps) was checked one partition at a time, so the stream
     # failed after the earlier partitions were released (and a retry fed them again).
@@ -307,8 +307,9 @@ def test_partitions_past_the_horizon_fail_before_the_first_is_released(name):
                              accountant=acc, random_state=0)
         args = (da.from_array(X, chunks=(chunks, 2)), da.from_array(y, chunks=(chunks,)))
     else:  # method='pp': one step per row, 350 against a horizon of 300
-        est = StreamingMomentEstimator(method="pp", noise_shaping="sqrt", n_steps=300,
-                                       norm_bound=4.0, accountant=acc, random_state=0)
+        kind = StreamingMomentEstimator if name == "moments" else PrivateGaussianDensity
+        est = kind(method="pp", noise_shaping="sqrt", n_steps=300, norm_bound=4.0,
+                   accountant=acc, random_state=0)
         args = (da.from_array(X, chunks=(chunks, 2)),)
     with dask.config.set(scheduler="synchronous"), record_releases() as log, \
             pytest.raises(ValueError, match="Nothing was released"):
@@ -329,3 +330,14 @@ def test_an_empty_partition_is_no_call():
             est.partial_fit(da.from_array(X, chunks=(chunks, 2)), da.from_array(y, chunks=(chunks,)))
         fits.append(est.coef_)
     np.testing.assert_array_equal(fits[0], fits[1])
+
+
+def test_after_a_per_row_fit_each_partition_is_one_step():
+    # fit(release='per_row') takes a step per row, but partial_fit one per call: the
+    # horizon check must count partitions, not rows (it refused 100 + 2 steps of 150).
+    X = np.random.default_rng(0).normal(size=(200, 2)) / 3
+    est = StreamingMomentEstimator(release="per_row", noise_shaping="sqrt", n_steps=150,
+                                   norm_bound=1.0, random_state=0).fit(X[:100])
+    with dask.config.set(scheduler="synchronous"):
+        est.partial_fit(da.from_array(X[100:], chunks=(50, 2)))
+    assert est.n_steps_seen_ == 102

@@ -216,7 +216,9 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     -------
     total : ndarray of shape (q,) or (q, K)
         Each clipped gradient has norm <= clip_norm, so replacing one row
-        changes the sum by at most ``2 * clip_norm`` in L2.
+        changes the sum by at most ``2 * clip_norm`` in L2 (``2 * max_weight *
+        clip_norm`` with ``sample_weight``, which must lie in ``[0,
+        max_weight]``: the caller checks them).
     square_total : ndarray of the same shape
         Only with ``squares=True``.
 

@@ -447,6 +447,14 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         self._update(moments, 0, 0, per_row=self.release == "per_row", table=True)
         return self
 
+    def _check_call_sizes(self, sizes: list) -> None:
+        """Before the partitions of a Dask table: the moment stream's horizon check (public sizes)."""
+        moments = getattr(self, "_moments", False)
+        if moments is None:  # a copy without its stream: partial_fit raises before any release
+            return
+        started = moments is not False and isinstance(getattr(moments, "_state", None), dict)
+        (moments if started else self._moment_estimator())._check_call_sizes(sizes)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """One step of the stream: the rows of X (the first call starts it and charges the budget).

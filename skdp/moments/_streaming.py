@@ -490,13 +490,14 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         """
         state = getattr(self, "_state", None)
         started = self._stream_started() and isinstance(state, dict)
-        per_row = state["per_row"] if started else False
         hard = not (isinstance(self.noise_shaping, str)
                     and self.noise_shaping in ("blt", "identity"))
         horizon = state["horizon"] if started else (self._stream_horizon(None) if hard else None)
         if horizon is None:
             return
-        one_per_row = per_row or (state["method"] if started else self.method) == "pp"
+        # partial_fit takes one step per call (also after fit(release='per_row')), one
+        # per row with method='pp'.
+        one_per_row = (state["method"] if started else self.method) == "pp"
         steps = (state["t"] if started else 0) + sum(
             int(m) if one_per_row else 1 for m in sizes)
         if steps > horizon:

@@ -343,7 +343,7 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     calls = [i for i, m in enumerate(sizes) if m > 0] or [0]
     # Checks that depend on the partitions' sizes only (public), by the estimator.
     check_sizes = getattr(estimator, "_check_call_sizes", None)
-    if check_sizes is not None:
+    if check_sizes is not None and sizes[calls[0]] > 0:
         check_sizes([sizes[i] for i in calls])
     for i in calls:
         Xb, yb, wb = dask.compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
