@@ -243,6 +243,24 @@ def test_the_refit_is_dry_run_at_its_own_share_before_any_charge():
     assert acc.ledger == []
 
 
+def test_a_huge_validation_value_raises_no_warning_after_the_charge():
+    # Validation rows reach predict uncapped: 1e308 times a coefficient overflowed in
+    # the accuracy score's predict, and the RuntimeWarning, shown by default, told after
+    # the charge that the table holds such a row (its neighbour raised none).
+    rng = np.random.default_rng(0)
+    X = 1e-3 * rng.normal(size=(400, 3))
+    y = (X.sum(axis=1) > 0).astype(int)
+    for first in (X[0], np.full(3, 1e308)):
+        X_n = X.copy()
+        X_n[0] = first
+        search = DPGridSearchCV(DPSGDClassifier(classes=[0, 1], bounds_X=(-3e-3, 3e-3)),
+                                {"learning_rate": [0.1, 1.0]}, epsilon=4.0, random_state=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X_n, y)
+        assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
 def test_y_is_required():
     with pytest.raises(ValueError, match="needs y"):
         DPGridSearchCV(_Spy(), {"level": [0.0]}).fit(np.zeros((10, 2)), None)

@@ -53,9 +53,13 @@ def row_losses(scoring: str, estimator, X, y, loss_bound: float) -> np.ndarray:
     """
     kind = SCORINGS[scoring][0]
     y = np.asarray(y)
-    if kind == "zero_one":
-        return (np.asarray(estimator.predict(X)) != y).astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    # The rows are private and uncapped: an overflow warning in a prediction (a
+    # validation value near 1e308 times a released coefficient) would tell, after the
+    # charge, that such a row exists. No floating-point warning leaves this function;
+    # a non-finite prediction costs the bound.
+    with np.errstate(all="ignore"):
+        if kind == "zero_one":
+            return (np.asarray(estimator.predict(X)) != y).astype(np.float64)
         if kind == "log":
             proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
             column = {c: i for i, c in enumerate(estimator.classes_)}
