@@ -480,6 +480,11 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             return None  # damped: finite over an unbounded stream, no horizon unless asked
         return horizon
 
+    def _hard_horizon(self) -> bool:
+        """Whether the noise shaping bounds the steps ('blt' and 'identity' run unbounded)."""
+        return not (isinstance(self.noise_shaping, str)
+                    and self.noise_shaping in ("blt", "identity"))
+
     def _check_call_sizes(self, sizes: list) -> None:
         """Raise, before any release, if calls of ``sizes[i]`` rows would outgrow the horizon.
 
@@ -490,9 +495,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         """
         state = getattr(self, "_state", None)
         started = self._stream_started() and isinstance(state, dict)
-        hard = not (isinstance(self.noise_shaping, str)
-                    and self.noise_shaping in ("blt", "identity"))
-        horizon = state["horizon"] if started else (self._stream_horizon(None) if hard else None)
+        horizon = state["horizon"] if started else (
+            self._stream_horizon(None) if self._hard_horizon() else None)
         if horizon is None:
             return
         # partial_fit takes one step per call (also after fit(release='per_row')), one
@@ -511,7 +515,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         n_first, d = X.shape
         kind1, kind2 = self._kinds()
         horizon = self._stream_horizon(horizon)
-        hard = not (isinstance(self.noise_shaping, str) and self.noise_shaping in ("blt", "identity"))
+        hard = self._hard_horizon()
         steps_now = n_first if (per_row or self.method == "pp") else 1
         if hard and horizon is not None and steps_now > horizon:
             raise ValueError(f"The stream's horizon is n_steps={horizon} steps; {steps_now} "
