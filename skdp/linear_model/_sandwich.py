@@ -7,8 +7,17 @@ noise,
   ``c_i = w_i clip(P z_i r_i, C)`` in the preconditioned coordinates (``r_i =
   z_i . theta - y_i``), of replace-one sensitivity ``sqrt(2) W**2 C**2``
   (:func:`skdp.mechanisms.gram_sensitivity` with bound ``W C``);
-- the weighted count of clipped gradients, ``sum_i (w_i / W) 1{||g_i|| >
-  C}``; replacing a row moves it by at most 1 (sensitivity 1).
+- the weighted count of the gradients clipped by more than the estimate's
+  own noise explains, ``sum_i (w_i / W) 1{||P z_i|| (|r_i| - z s_i) > C}``
+  with ``s_i`` the standard deviation of ``z_i . theta`` under the
+  estimate's (public, post-processed) covariance and z a public margin;
+  replacing a row moves it by at most 1 (sensitivity 1).
+
+The margin matters where the privacy noise is large against the residuals
+(small tables at small epsilon): there the noisy estimate sits far enough
+from the solution that a quarter of the rows can be clipped *at the
+estimate* while none is at the solution, and a count at the estimate
+reports clipping that does not bias anything.
 
 The heteroskedasticity-consistent (HC1) covariance of least squares is
 ``n / (n - q) A^{-1} S A^{-1} / n`` with ``A = Z^T W Z / n`` and ``S = sum_i
@@ -30,9 +39,26 @@ from skdp.utils._rows import sum_rows
 __all__ = ["private_meat_and_clipping", "sandwich_covariance"]
 
 
-def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept):
+def _residual_std(Xb, theta_cov, fit_intercept):
+    """Standard deviation of ``z_i . theta`` for each row under the covariance ``theta_cov``."""
+    p = Xb.shape[1]
+    V = Xb @ theta_cov[:p, :p]
+    var = np.einsum("ij,ij->i", V, Xb)
+    if fit_intercept:
+        var += 2.0 * (Xb @ theta_cov[:p, p]) + theta_cov[p, p]
+    return np.sqrt(np.maximum(var, 0.0))
+
+
+def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept, theta_cov,
+                margin):
     r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
     norms = lev * np.abs(r)
+    if theta_cov is not None:
+        # The gradient norm with the residual moved `margin` of its standard deviations
+        # towards 0: beyond the clip, the row is clipped at any solution that close to
+        # theta. (An overflowing margin, from extreme features, counts no row.)
+        with np.errstate(over="ignore", invalid="ignore"):
+            norms = lev * (np.abs(r) - margin * _residual_std(Xb, theta_cov, fit_intercept))
     f = gradient_clip_factors(lev, r, clip_norm)
     c = r * f if wb is None else r * f * wb
     Zc = Xb * c[:, None]
@@ -53,8 +79,14 @@ def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept)
 
 def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm: float,
                               max_weight: float, fit_intercept: bool, root: np.ndarray,
-                              mu_meat: float, mu_check: float, rng: np.random.Generator):
+                              mu_meat: float, mu_check: float, rng: np.random.Generator,
+                              theta_cov: np.ndarray | None = None, margin: float = 0.0):
     """Private meat (preconditioned coordinates) and count of clipped gradients at ``theta``.
+
+    The count takes each row's residual ``margin`` standard deviations of
+    ``z_i . theta`` (under ``theta_cov``) closer to 0 before comparing its
+    gradient norm with the clip: a row counts only if its gradient would
+    still be clipped at any solution within that distance of ``theta``.
 
     Parameters
     ----------
@@ -73,6 +105,12 @@ def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm
     mu_meat, mu_check : float
         GDP budgets of the two releases; 0 skips a release (it is then None).
     rng : numpy.random.Generator
+    theta_cov : ndarray of shape (q, q) or None, default=None
+        Covariance of ``theta`` around the solution it estimates (public:
+        post-processing of earlier releases); None counts the rows clipped
+        at ``theta`` itself.
+    margin : float, default=0.0
+        z, in standard deviations of each row's ``z_i . theta``.
 
     Returns
     -------
@@ -81,11 +119,12 @@ def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm
     meat_std : float
         Its noise std per entry (0 when not released).
     clipping : ndarray of shape (1,) or None
-        Noisy weighted count of clipped gradients.
+        Noisy weighted count of the gradients clipped beyond the margin.
     clipping_std : float
     """
     block = partial(_meat_block, theta=theta, clip_norm=float(clip_norm),
-                    max_weight=float(max_weight), fit_intercept=fit_intercept)
+                    max_weight=float(max_weight), fit_intercept=fit_intercept,
+                    theta_cov=theta_cov, margin=float(margin))
     meat_theta, counts = sum_rows(block, X, y, sample_weight, leverage)
     meat, meat_std, clipping, clipping_std = None, 0.0, None, 0.0
     if mu_meat > 0:
@@ -96,7 +135,8 @@ def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm
                                  sensitivity=meat_sens, weight=max_weight, weight_power=2)
     if mu_check > 0:
         clipping_std = 1.0 / mu_check
-        # A row moves the count by at most 1 (weights enter as w_i / W <= 1).
+        # A row moves the count by at most 1 (weights enter as w_i / W <= 1, and each
+        # row's margin is a public function of its own features).
         clipping = gaussian_release(counts, clipping_std, rng, name="clipping check",
                                     sensitivity=1.0, weight=None)
     return meat, meat_std, clipping, clipping_std
