@@ -465,7 +465,10 @@ clip_check_resolution_ : float or None
     stds of the clipped count, each clipped by one clip norm, against the
     smallest batch-means standard error in the preconditioned coordinates;
     None with ``clip_share=0``. Above about 0.5 the check cannot see a bias
-    that would spoil the intervals.
+    that would spoil the intervals. It counts only rows beyond the
+    estimate's noise margin (Notes, *What the intervals cover*), so at
+    small budgets, where that margin spans several clip norms, it sees
+    less than this.
 norm_bound_ : float
     The Gram row bound used (fitting scale).
 unresolved_features_ : list of str
@@ -1433,7 +1436,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "intervals can miss least squares even when the count is too noisy to show it"
                 + ("." if resolution is None else
                    f" (this check sees a bias above about {resolution:.2g} standard errors, "
-                   "counting each clipped row as one clip norm beyond the clip)."))
+                   "counting each clipped row as one clip norm beyond the clip; it counts "
+                   "only rows clipped beyond the estimate's own noise, so where that noise "
+                   "is large it sees less)."))
         if self.gram_share > 0 and not getattr(self, "preconditioned_", True):
             notes.append("The private Gram matrix resolved none of its directions at this "
                          "budget (no eigenvalue above its noise), so the steps ran without "
