@@ -477,7 +477,7 @@ def test_the_estimates_own_noise_does_not_trip_the_clipping_check():
     # the estimate so far from least squares that 20-33% of the gradients are clipped
     # *at the estimate* (measured: 88-146 rows over eight seeds), while none is at the
     # solution, where the clipped problem is least squares itself. The check once
-    # counted the former and warned in 5 fits of 6; it now counts a row only if it
+    # counted the former and warned in 23 fits of 30; it now counts a row only if it
     # stays clipped with its residual moved towards 0 by a simultaneous 99% bound on
     # the estimate's own noise (check_margin). Its count is then noise around 0 (std
     # 21 rows), below the 3-std bar in all but about 1 fit in 700.

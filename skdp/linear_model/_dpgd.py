@@ -569,7 +569,7 @@ simultaneous 99%% bound over all rows, q coefficients): at small budgets
 the estimate lies so far from the solution that a quarter of the rows can
 be clipped there while none is at the solution, and a plain count warned
 about clipping that biased nothing (on the diabetes table at epsilon 1,
-in 5 fits of 6). The intervals also fail
+in 23 fits of 30). The intervals also fail
 when the iterates have not reached stationarity (a ``ConvergenceWarning``
 says so when the halves of the batch means differ by more than the AR(1)
 model of the run allows: see *Drift*), and when the
