@@ -85,6 +85,19 @@ def test_classes_read_from_the_data_warn():
         DPSGDClassifier(clip_norm=1.0, random_state=0).fit(X, y)
 
 
+def test_a_label_the_first_call_lacked_raises_later_as_its_warning_says():
+    # With classes=None the label set comes from the first call's rows; a later batch
+    # with a new label raises after the charge, so the warning names that too (a
+    # ninth review). With classes declared the same error is a schema error.
+    X, y = _data("DPSGDClassifier", 200)
+    with pytest.warns(PrivacyLeakWarning, match="later partial_fit call refuses labels"):
+        est = DPSGDClassifier(clip_norm=1.0, random_state=0).partial_fit(X, y)
+    y2 = y.copy()
+    y2[0] = np.max(y) + 1
+    with pytest.raises(ValueError, match="not in classes"):
+        est.partial_fit(X, y2)
+
+
 def test_clipping_report_is_off_by_default_and_warns_when_on():
     X, y = _data("DPSGDRegressor", 200)
     plain = DPSGDRegressor(clip_norm=1.0, random_state=0).fit(X, y)

@@ -845,7 +845,11 @@ classes : array-like or None, default=None
     The labels, known in advance (public). None reads them from ``y`` in the
     first call, which releases which labels occur in the data outside the
     guarantee (a :class:`~skdp.exceptions.PrivacyLeakWarning` says so).
-    Labels outside ``classes`` raise.""",
+    Labels outside ``classes`` raise, also in a later ``partial_fit`` call
+    after the charge: with declared classes that is a schema error, but
+    with ``classes=None`` the set came from the first call's rows, so the
+    error tells whether a later batch holds a label they lacked (the same
+    warning covers it).""",
         "classes_attr": """
 classes_ : ndarray of shape (n_classes,)""",
         "coef_shape": "ndarray of shape (1, n_features) or (n_classes, n_features)",
@@ -907,8 +911,10 @@ classes_ : ndarray of shape (n_classes,)""",
             classes = self.classes
         if classes is None:
             warnings.warn("classes=None: the label set is read from y, which releases which "
-                          "labels occur in the private data. Pass classes=[...] (public) to "
-                          "avoid this.", PrivacyLeakWarning, stacklevel=4)
+                          "labels occur in the private data (and a later partial_fit call "
+                          "refuses labels outside that set, which tells whether its rows "
+                          "hold a new one). Pass classes=[...] (public) to avoid this.",
+                          PrivacyLeakWarning, stacklevel=4)
             classes = np.unique(y)
         classes = np.unique(np.asarray(classes))
         if classes.shape[0] < 2:
