@@ -147,3 +147,33 @@ def test_concurrent_charges_are_all_recorded():
         t.join()
     assert len(acc.ledger) == 800
     assert acc.spent_mu == pytest.approx(0.001 * np.sqrt(800))
+
+
+def test_a_charge_cannot_overspend_by_the_rounding_slack():
+    # A tenth review: a relative slack of 1e-9 on mu**2 (and on the summed epsilon)
+    # accepted charges 5e-10 above the budget, so that spent() read 1.0000000005 on
+    # a budget of 1. The slack is now 1e-12, still 100 times the root finding's error:
+    # the exact remaining budget passes, anything visibly above it does not.
+    budget = mu_from_epsilon_delta(1.0, 1e-6)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    with pytest.raises(BudgetExceededError):
+        acc.charge_mu(budget * (1 + 5e-10))
+    assert acc.ledger == []
+    acc.charge_mu(budget)  # the whole budget, exactly
+    pure = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    for _ in range(10):
+        pure.charge(0.1, 0.0)
+    with pytest.raises(BudgetExceededError):
+        pure.charge(1e-9, 0.0)
+
+
+def test_a_search_fits_allowance_refuses_a_nan_mu():
+    # A NaN mu made the allowance's spent total NaN, after which every check passed.
+    from skdp.model_selection._budget import FitAllowance
+
+    allowance = FitAllowance(1.0)
+    with pytest.raises(ValueError, match="finite"):
+        allowance.charge_mu(float("nan"))
+    assert allowance.charges == 0 and allowance.spent_sq == 0.0
+    with pytest.raises(BudgetExceededError):
+        allowance.charge_mu(1.0 + 1e-9)

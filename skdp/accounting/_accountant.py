@@ -23,8 +23,10 @@ from skdp.exceptions import BudgetExceededError
 __all__ = ["BudgetAccountant", "Charge"]
 
 # A charge that uses the remaining budget exactly must pass despite rounding
-# in the root finding (accurate to ~1e-14 relative).
-_SLACK = 1e-9
+# in the root finding (accurate to ~1e-14 relative). No more: a relative slack of
+# 1e-9 let a charge overspend by that much (epsilon 1.000000001 on a budget of 1;
+# a tenth review).
+_SLACK = 1e-12
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 
 from skdp.accounting import budget_mu, spent_epsilon
+from skdp.accounting._accountant import _SLACK
+from skdp.accounting._gdp import _check_real
 from skdp.exceptions import BudgetExceededError
 
 __all__ = ["FitAllowance", "Probe", "ProbeDone", "budget_params", "forget_noise",
@@ -236,7 +238,8 @@ class FitAllowance:
         return self
 
     def charge_mu(self, mu: float, label: str = "") -> int:
-        if self.spent_sq + mu * mu > self.mu * self.mu * (1.0 + 1e-9):
+        mu = _check_real("mu", mu, closed_low=True)  # a NaN would pass every later check
+        if self.spent_sq + mu * mu > self.mu * self.mu * (1.0 + _SLACK):
             raise BudgetExceededError(
                 f"{label or 'A step'} asked for mu={mu:.6g}, more than the share of the search's "
                 f"budget given to this candidate fit (mu={self.mu:.6g}).")
