@@ -52,13 +52,13 @@ def _residual_std(Xb, theta_cov, fit_intercept):
 def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept, theta_cov,
                 margin):
     r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
-    norms = lev * np.abs(r)
-    if theta_cov is not None:
-        # The gradient norm with the residual moved `margin` of its standard deviations
-        # towards 0: beyond the clip, the row is clipped at any solution that close to
-        # theta. (An overflowing margin, from extreme features, counts no row.)
-        with np.errstate(over="ignore", invalid="ignore"):
-            norms = lev * (np.abs(r) - margin * _residual_std(Xb, theta_cov, fit_intercept))
+    # The gradient norm with the residual moved `margin` of its standard deviations
+    # towards 0: beyond the clip, the row is clipped at any solution that close to
+    # theta. (An overflowing margin, from extreme features, counts no row.)
+    with np.errstate(over="ignore", invalid="ignore"):
+        slack = 0.0 if theta_cov is None else margin * _residual_std(Xb, theta_cov,
+                                                                      fit_intercept)
+        norms = lev * (np.abs(r) - slack)
     f = gradient_clip_factors(lev, r, clip_norm)
     c = r * f if wb is None else r * f * wb
     Zc = Xb * c[:, None]
