@@ -6,6 +6,7 @@ from skdp.clipping import (
     clip_factors,
     clip_rows,
     clipped_gradient_sum,
+    clipped_residuals,
     dp_stat,
     dp_stat_n_levels,
     gradient_clip_factors,
@@ -115,6 +116,42 @@ def test_logistic_gradient_sums_match_materialised():
     np.testing.assert_allclose(clipped_gradient_sum(X, R, 0.5), _clip_each(G, 0.5), rtol=1e-12)
     f = gradient_clip_factors(np.linalg.norm(X, axis=1), R, 0.5)
     np.testing.assert_allclose(f, np.minimum(1, 0.5 / np.linalg.norm(G.reshape(150, -1), axis=1)))
+
+
+def test_clipped_residuals_match_the_factors_on_finite_input():
+    rng = make_rng(11)
+    norms, r = rng.uniform(0.1, 3, size=300), rng.standard_cauchy(size=300)
+    expected = r * gradient_clip_factors(norms, r, 0.9)
+    np.testing.assert_allclose(clipped_residuals(norms, r, 0.9), expected, rtol=1e-14)
+    R = rng.standard_cauchy(size=(300, 3))
+    expected = R * gradient_clip_factors(norms, R, 0.9)[:, None]
+    np.testing.assert_allclose(clipped_residuals(norms, R, 0.9), expected, rtol=1e-14)
+
+
+def test_overflowed_residuals_give_bounded_gradients_not_nan():
+    # An iterate that overflowed gives residuals +-inf (or NaN from inf - inf). Each
+    # clipped gradient must still have norm <= clip_norm and be finite, or the
+    # release would be NaN exactly when the table holds such a row (a leak and a
+    # crash after the charge). r * f, the old form, gave inf * 0 = NaN.
+    X = np.array([[3.0, 4.0], [3.0, 4.0], [1.0, 0.0], [0.0, 0.0], [1e150, 1e150]])
+    r = np.array([np.inf, -np.inf, np.nan, np.inf, 1e200])
+    norms = np.linalg.norm(X, axis=1)
+    np.testing.assert_array_equal(clipped_residuals(norms, r, 2.0),
+                                  [0.4, -0.4, 0.0, 0.0, 2.0 / norms[-1]])
+    np.testing.assert_allclose(clipped_gradient_sum(X, r, 2.0),
+                               [0.4 * 3 - 0.4 * 3 + 2.0 / np.sqrt(2), 2.0 / np.sqrt(2)])
+    for kwargs in ({}, {"fit_intercept": True}, {"scale": np.array([0.5, 2.0])}):
+        assert np.isfinite(clipped_gradient_sum(X, r, 2.0, **kwargs)).all()
+    total, squares = clipped_gradient_sum(X, r, 2.0, squares=True)
+    assert np.isfinite(total).all() and np.isfinite(squares).all()
+    # K outputs: an infinite entry is clipped along its sign, a NaN row gives 0.
+    R = np.array([[np.inf, 1.0], [np.nan, 0.0], [-np.inf, np.inf], [1.0, 1.0], [0.0, 0.0]])
+    out = clipped_residuals(norms, R, 2.0)
+    np.testing.assert_allclose(out[:3], [[0.4, 0.0], [0.0, 0.0],
+                                         [-np.sqrt(2), np.sqrt(2)]])
+    assert np.all(np.linalg.norm(out, axis=1) * norms <= 2.0 * (1 + 1e-12))
+    scaled = clipped_gradient_sum(X, R, 2.0, scale=np.ones((2, 2)))
+    assert np.isfinite(scaled).all()
 
 
 @pytest.mark.parametrize("multiclass", [False, True])

@@ -18,12 +18,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, softmax
 
-from skdp.clipping._report import _record
+from skdp.clipping._report import _record, _recording
 
 __all__ = [
     "clip_factors",
     "clip_rows",
     "clipped_gradient_sum",
+    "clipped_residuals",
     "gradient_clip_factors",
     "logistic_loss_residuals",
     "scale_from_second_moment",
@@ -174,6 +175,75 @@ def _gradient_factors(row_norms, residuals, clip_norm):
     return _factors(row_norms * r_norms, clip_norm)
 
 
+def clipped_residuals(row_norms, residuals, clip_norm: float) -> np.ndarray:
+    """Residuals ``f_i r_i`` of the clipped per-example gradients, finite for any input.
+
+    The clipped gradient ``clip(x_i r_i^T, clip_norm)`` is ``x_i (f_i r_i)^T``
+    with ``f_i = min(1, clip_norm / (||x_i|| ||r_i||))``. Computed as
+    ``r_i * f_i`` it turns into NaN when ``r_i`` is infinite (``inf * 0``),
+    which happens once an iterate overflows. Here every row gets a clipped
+    residual of norm at most ``clip_norm / ||x_i||`` whatever its residual:
+
+    - an infinite residual is clipped in the direction of its infinite
+      entries (``r_i = +inf`` gives ``clip_norm / ||x_i||``);
+    - a NaN residual (``inf - inf``), or a row of norm 0, gives 0.
+
+    So the sum of clipped gradients stays finite and its sensitivity stays
+    ``2 * clip_norm`` on every table: whether a release is NaN can never
+    depend on a row's values.
+
+    Parameters
+    ----------
+    row_norms : array-like of shape (n,)
+        ``||x_i||`` of the rows as the model sees them.
+    residuals : array-like of shape (n,) or (n, K)
+    clip_norm : float
+
+    Returns
+    -------
+    ndarray of the shape of ``residuals``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.clipping import clipped_residuals
+    >>> clipped_residuals([1.0, 2.0, 2.0, 2.0], [0.5, 3.0, -np.inf, np.nan], 1.0)
+    array([ 0.5,  0.5, -0.5,  0. ])
+    """
+    return _clipped_residuals(np.asarray(row_norms, dtype=float),
+                              np.asarray(residuals, dtype=float), _check_clip_norm(clip_norm))
+
+
+def _clipped_residuals(row_norms, residuals, clip_norm):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if residuals.ndim == 1:
+            # r * min(1, c / (||x|| |r|)) = r clipped to [-c / ||x||, c / ||x||].
+            limit = clip_norm / row_norms
+            if _recording():
+                _record(np.abs(residuals) / limit, 1.0)
+            out = np.clip(residuals, -limit, limit)
+        else:
+            out = residuals * _gradient_factors(row_norms, residuals, clip_norm)[:, None]
+    bad = ~np.isfinite(out)
+    if not bad.any():
+        return out
+    rows = bad if out.ndim == 1 else bad.any(axis=1)
+    # Left: an infinite residual on a row of norm 0 (1-D), or (K-D) a row with an
+    # infinite entry (its factor is 0) or a NaN. Clip the infinite ones along the
+    # signs of their infinite entries; the rest (NaN, norm 0) contribute nothing.
+    r = residuals[rows]
+    direction = np.where(np.isinf(r), np.sign(r), 0.0)
+    if r.ndim > 1:
+        direction[np.isnan(r).any(axis=1)] = 0.0
+        size = np.sqrt(np.einsum("ij,ij->i", direction, direction))
+        size[size == 0] = 1.0
+        direction /= size[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        limit = np.where(row_norms[rows] > 0, clip_norm / row_norms[rows], 0.0)
+    out[rows] = direction * (limit if r.ndim == 1 else limit[:, None])
+    return out
+
+
 def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
                          scale=None, fit_intercept: bool = False, squares: bool = False,
                          sample_weight=None):
@@ -240,10 +310,10 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
         if row_norms is None:
             sq = np.einsum("ij,ij->i", X, X)
             row_norms = np.sqrt(sq + 1.0 if fit_intercept else sq)
-        f = _gradient_factors(np.asarray(row_norms, dtype=float), residuals, clip_norm)
+        weighted = _clipped_residuals(np.asarray(row_norms, dtype=float), residuals, clip_norm)
         if sample_weight is not None:
-            f = f * np.asarray(sample_weight, dtype=float)
-        weighted = residuals * (f if flat else f[:, None])
+            w = np.asarray(sample_weight, dtype=float)
+            weighted = weighted * (w if flat else w[:, None])
         grad = _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
         if not squares:
             return grad
@@ -258,10 +328,15 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     per_output = (X * X) @ s2[:p]
     if fit_intercept:
         per_output = per_output + s2[p]
-    r2 = residuals * residuals
-    norms = np.sqrt(per_output * r2 if flat else np.sum(per_output * r2, axis=1))
-    f = _factors(norms, clip_norm)
-    weighted = residuals * (f if flat else f[:, None])
+    if flat:
+        weighted = _clipped_residuals(np.sqrt(per_output), residuals, clip_norm)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            norms = np.sqrt(np.sum(per_output * residuals * residuals, axis=1))
+            weighted = residuals * _factors(norms, clip_norm)[:, None]
+        # A non-finite residual (an overflowed iterate) contributes nothing: the
+        # sum stays finite, with the same sensitivity.
+        weighted[~np.isfinite(weighted).all(axis=1)] = 0.0
     return scale * _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
 
 

@@ -77,6 +77,11 @@ def clipping_report() -> Iterator[ClippingReport]:
         _ACTIVE.reset(token)
 
 
+def _recording() -> bool:
+    """Whether a report is active (to skip work that only feeds one)."""
+    return _ACTIVE.get() is not None
+
+
 def _record(norms: np.ndarray, clip_norm: float) -> None:
     """Called by every vectorised clipping decision; free when no report is active."""
     if _ACTIVE.get() is not None:

@@ -107,7 +107,10 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
         residuals = Xt @ w[:p] - yt
         if fit_intercept:
             residuals += w[p]
-        gamma, _ = dp_stat(np.abs(residuals[:stat_size]), target_count=target_count,
+        # An overflowed iterate can give NaN (inf - inf): it counts above every level.
+        stat_values = np.abs(residuals[:stat_size])
+        stat_values[np.isnan(stat_values)] = np.inf
+        gamma, _ = dp_stat(stat_values, target_count=target_count,
                            upper_bound=residual_bound, resolution=resolution,
                            noise_std=count_noise_std, rng=rng, growth=growth,
                            part=("stat sample", part_offset + t * step_size))

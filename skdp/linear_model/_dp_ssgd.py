@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from skdp.clipping._report import _count
@@ -81,7 +83,14 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
                 r += w[p]
             g_norm = abs(r) * norms[i]
             n_clipped += g_norm > clip_norm
-            scale = r if g_norm <= clip_norm else r * (clip_norm / g_norm)
+            if g_norm <= clip_norm:
+                scale = r
+            elif math.isfinite(g_norm):
+                scale = r * (clip_norm / g_norm)
+            elif math.isnan(r) or norms[i] == 0.0:  # an overflowed iterate: nothing
+                scale = 0.0
+            else:  # |r| or its product with the norm overflowed: clip along r's sign
+                scale = math.copysign(clip_norm / norms[i], r)
             gradient[:p] = scale * x
             if fit_intercept:
                 gradient[p] = scale

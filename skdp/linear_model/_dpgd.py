@@ -16,7 +16,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, weight_bound
-from skdp.clipping import gradient_clip_factors, quantile_statistics, squared_loss_residuals
+from skdp.clipping import clipped_residuals, quantile_statistics, squared_loss_residuals
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._ar1_standard_error import (
     ar1_directions,
@@ -171,7 +171,7 @@ class _Steps(NamedTuple):
 def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
     """Sum over one block of the clipped per-example gradients ``w_i f_i r_i z_i``."""
     r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
-    wr = r * gradient_clip_factors(lev, r, clip_norm)
+    wr = clipped_residuals(lev, r, clip_norm)
     if wb is not None:
         wr *= wb
     out = np.empty(theta.shape[0])

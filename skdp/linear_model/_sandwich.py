@@ -31,7 +31,7 @@ from functools import partial
 
 import numpy as np
 
-from skdp.clipping import gradient_clip_factors, squared_loss_residuals
+from skdp.clipping import clipped_residuals, squared_loss_residuals
 from skdp.mechanisms import gaussian_release, symmetric_release
 from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
@@ -59,8 +59,9 @@ def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept,
         slack = 0.0 if theta_cov is None else margin * _residual_std(Xb, theta_cov,
                                                                       fit_intercept)
         norms = lev * (np.abs(r) - slack)
-    f = gradient_clip_factors(lev, r, clip_norm)
-    c = r * f if wb is None else r * f * wb
+    c = clipped_residuals(lev, r, clip_norm)
+    if wb is not None:
+        c = c * wb
     Zc = Xb * c[:, None]
     q = Xb.shape[1] + int(fit_intercept)
     meat = np.empty((q, q))
