@@ -89,13 +89,20 @@ PRIVACY_PARAMS_DOC = {
         seeds each fit (successive fits differ; clones share it, so their
         fits differ too); it is never pickled (see the security page).""",
     "max_weight": """max_weight : float, default=1.0
-        Public bound on every ``sample_weight``, > 0. With ``sample_weight``,
+        Public bound on every ``sample_weight``, in (0, 1e10] (beyond, sums of
+        bounded rows can overflow; weights are relative, so rescale them).
+        With ``sample_weight``,
         a row's influence, and so the sensitivity behind every noise scale,
         is ``max_weight`` times that of an unweighted row; ``fit`` raises a
         ValueError for a weight above it (or negative, or not finite) before
         any budget is charged. Without ``sample_weight`` every row weighs 1
         and the noise is that of ``max_weight=1``, whatever its value.""",
 }
+
+
+#: Largest ``max_weight`` accepted: with clip norms and bounds up to 1e100, sums of
+#: n rows of weight up to 1e10 (and their squares) stay far below the float range.
+MAX_WEIGHT = 1e10
 
 
 def weight_bound(sample_weight, max_weight: float) -> float:

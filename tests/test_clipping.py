@@ -6,6 +6,7 @@ from skdp.clipping import (
     clip_factors,
     clip_rows,
     clipped_gradient_sum,
+    clipped_gradients,
     clipped_residuals,
     dp_stat,
     dp_stat_n_levels,
@@ -152,6 +153,39 @@ def test_overflowed_residuals_give_bounded_gradients_not_nan():
     assert np.all(np.linalg.norm(out, axis=1) * norms <= 2.0 * (1 + 1e-12))
     scaled = clipped_gradient_sum(X, R, 2.0, scale=np.ones((2, 2)))
     assert np.isfinite(scaled).all()
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_clipped_gradients_are_the_rows_of_the_sum(fit_intercept):
+    rng = make_rng(12)
+    X, r, w = rng.normal(size=(60, 3)), rng.standard_cauchy(size=60), rng.uniform(0, 2, 60)
+    Z = np.hstack([X, np.ones((60, 1))]) if fit_intercept else X
+    expected = Z * r[:, None] * np.minimum(1, 0.7 / (np.linalg.norm(Z, axis=1) * np.abs(r)))[:, None]
+    G = clipped_gradients(X, r, 0.7, fit_intercept=fit_intercept, sample_weight=w)
+    np.testing.assert_allclose(G, expected * w[:, None], rtol=1e-12)
+    np.testing.assert_allclose(G.sum(axis=0), clipped_gradient_sum(
+        X, r, 0.7, fit_intercept=fit_intercept, sample_weight=w), rtol=1e-12)
+
+
+def test_tiny_rows_with_huge_weights_or_residuals_stay_bounded():
+    # The clipped residual of a row of tiny norm may reach clip / ||x||; times a large
+    # weight (or squared) it overflowed, although the gradient it stands for is
+    # bounded by w * clip: a NaN or inf release only on tables holding such a row.
+    X = np.array([[1e-60, 0.0], [1.0, 1.0]])
+    total = clipped_gradient_sum(X, np.array([1e50, 1.0]), 1.0, sample_weight=[1e260, 1.0])
+    # Row 0's gradient 1e-60 * 1e50 is under the clip: times its weight, 1e250.
+    np.testing.assert_allclose(total, [1e250, np.sqrt(0.5)])
+    G = clipped_gradients(X, np.array([1e50, 1.0]), 1.0, sample_weight=[1e260, 1.0])
+    np.testing.assert_allclose(G, [[1e250, 0.0], [np.sqrt(0.5), np.sqrt(0.5)]])
+    total, squares = clipped_gradient_sum([[5e-55]], np.array([1e160]), 1e100, squares=True)
+    np.testing.assert_allclose([total[0], squares[0]], [1e100, 1e200])
+    # clip / ||x|| overflows: the gradient is still clip along the row.
+    np.testing.assert_allclose(clipped_gradient_sum([[1e-300]], np.array([np.inf]), 1e10), [1e10])
+    # ||x||**2 underflows to 0; the row must still be clipped (true norm 1.4e-170).
+    g = clipped_gradient_sum([[1e-170, 1e-170]], np.array([1e160]), 1e-20)
+    np.testing.assert_allclose(g, [1e-20 / np.sqrt(2)] * 2, rtol=1e-12)
+    g = clipped_gradient_sum([[1e-170, 1e-170]], np.array([1e160]), 1e-20, scale=np.ones(2))
+    np.testing.assert_allclose(g, [1e-20 / np.sqrt(2)] * 2, rtol=1e-12)
 
 
 @pytest.mark.parametrize("multiclass", [False, True])

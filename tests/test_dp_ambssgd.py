@@ -325,3 +325,18 @@ def test_an_overflowing_iterate_cannot_make_one_row_raise(variant):
         with np.errstate(all="ignore"):
             est.fit(table, y)
         assert np.isfinite(est.coef_).all()
+
+
+def test_a_clip_that_could_overflow_is_refused_before_the_charge():
+    # x_norm * residual_bound * ln(n)**tail_exponent past the float range made the
+    # clip norm inf, which failed inside the first step, after the charge.
+    acc = BudgetAccountant(epsilon=10, delta=1e-5)
+    X, y = make_rng(0).normal(size=(4000, 2)), make_rng(1).normal(size=4000)
+    est = DPAMBSSGDRegressor(x_norm=1e100, residual_bound=1e100, resolution=1e99,
+                             stat_growth=1e150, accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match="clip norm could reach"):
+        est.fit(X, y)
+    with pytest.raises(ValueError, match="clip norm could reach"):
+        est.set_params(x_norm=None, residual_bound=10.0, resolution=1e-4, stat_growth=2.0,
+                       tail_exponent=400.0).fit(X, y)
+    assert acc.spent_mu == 0.0

@@ -322,3 +322,23 @@ def test_arbitrary_floats_give_a_clean_error_or_a_finite_release(name, data):
     # Only finite input gets this far, and it must give finite releases.
     assert np.all(np.isfinite(X))
     _assert_finite_release(est)
+
+
+@pytest.mark.parametrize("name", sorted(set(ESTIMATORS) - {"DPAMBSSGDRegressor"}))
+def test_a_weight_bound_beyond_1e10_is_refused_before_the_charge(name):
+    # Sums of rows bounded by max_weight * bound overflowed past about 1e200 (AdaSSP's
+    # Gram at max_weight=1e206 with 180 rows at the bound, but not 179): a crash after
+    # the charge that counted the rows at the bound. The bound is capped at 1e10.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from skdp.accounting import BudgetAccountant
+    from skdp.base import MAX_WEIGHT
+
+    X, y = _data(name, ESTIMATORS[name][1])
+    est = ESTIMATORS[name][0]().set_params(max_weight=MAX_WEIGHT * 10,
+                                           accountant=BudgetAccountant(epsilon=10, delta=1e-5))
+    with pytest.raises(InvalidParameterError, match="max_weight"):
+        _fit(name, X, y, est)
+    assert est.accountant.spent_mu == 0.0
+    _fit(name, X, y, est.set_params(max_weight=MAX_WEIGHT))
+

@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
+import skdp.decomposition
+import skdp.density
 from skdp.accounting import BudgetAccountant, mu_from_epsilon_delta
 from skdp.mechanisms import noise_shaping_matrix, workload_matrix
 from skdp.moments import (
@@ -487,3 +489,21 @@ def test_covariance_is_debiased_and_feasible_and_says_what_is_raw():
     assert vals.min() >= -1e-12 and vals.max() <= 16.0 and np.trace(cov) <= 16.0 + 1e-9
     with pytest.raises(ValueError, match="means"):
         StreamingMomentEstimator(norm_bound=4.0, random_state=0).fit(X).covariance()
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: StreamingMomentEstimator(**kw),
+    lambda **kw: skdp.density.PrivateGaussianDensity(**kw),
+    lambda **kw: skdp.decomposition.DPPCA(**kw),
+])
+def test_a_norm_bound_below_1e_minus_100_is_refused_before_the_charge(make):
+    # norm_bound=1e-300 squared to 0 in the calibration, which raised a
+    # ZeroDivisionError only after the budget was charged.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    acc = BudgetAccountant(epsilon=10, delta=1e-5)
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(InvalidParameterError, match="norm_bound"):
+        make(norm_bound=1e-300, accountant=acc, random_state=0).fit(X)
+    assert acc.spent_mu == 0.0
+    make(norm_bound=1e-100, accountant=acc, random_state=0).fit(X)

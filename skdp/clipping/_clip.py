@@ -24,6 +24,7 @@ __all__ = [
     "clip_factors",
     "clip_rows",
     "clipped_gradient_sum",
+    "clipped_gradients",
     "clipped_residuals",
     "gradient_clip_factors",
     "logistic_loss_residuals",
@@ -161,6 +162,12 @@ def gradient_clip_factors(row_norms, residuals, clip_norm: float) -> np.ndarray:
     -------
     ndarray of shape (n,)
         ``min(1, clip_norm / (||x_i|| ||r_i||))``.
+
+    See Also
+    --------
+    clipped_residuals : ``f_i r_i`` itself, which stays bounded where
+        ``r_i * f_i`` is ``inf * 0`` (an overflowed iterate): use it to
+        build gradients.
     """
     residuals = np.asarray(residuals, dtype=float)
     return _gradient_factors(np.asarray(row_norms, dtype=float), residuals,
@@ -176,7 +183,7 @@ def _gradient_factors(row_norms, residuals, clip_norm):
 
 
 def clipped_residuals(row_norms, residuals, clip_norm: float) -> np.ndarray:
-    """Residuals ``f_i r_i`` of the clipped per-example gradients, finite for any input.
+    """Residuals ``f_i r_i`` of the clipped per-example gradients, bounded for any input.
 
     The clipped gradient ``clip(x_i r_i^T, clip_norm)`` is ``x_i (f_i r_i)^T``
     with ``f_i = min(1, clip_norm / (||x_i|| ||r_i||))``. Computed as
@@ -188,9 +195,13 @@ def clipped_residuals(row_norms, residuals, clip_norm: float) -> np.ndarray:
       entries (``r_i = +inf`` gives ``clip_norm / ||x_i||``);
     - a NaN residual (``inf - inf``), or a row of norm 0, gives 0.
 
-    So the sum of clipped gradients stays finite and its sensitivity stays
-    ``2 * clip_norm`` on every table: whether a release is NaN can never
-    depend on a row's values.
+    The result is finite wherever ``clip_norm / ||x_i||`` is (a row of norm
+    below about ``clip_norm / 1e308`` can give an infinite one); the sums
+    built on it (:func:`clipped_gradient_sum`, :func:`clipped_gradients`)
+    take such rows, and rows whose weighted coefficient overflows, in
+    unit-row form, so they stay finite and their sensitivity stays ``2 *
+    clip_norm`` (times the weight bound) on every table: whether a release
+    is NaN can never depend on a row's values.
 
     Parameters
     ----------
@@ -238,10 +249,153 @@ def _clipped_residuals(row_norms, residuals, clip_norm):
         size = np.sqrt(np.einsum("ij,ij->i", direction, direction))
         size[size == 0] = 1.0
         direction /= size[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         limit = np.where(row_norms[rows] > 0, clip_norm / row_norms[rows], 0.0)
-    out[rows] = direction * (limit if r.ndim == 1 else limit[:, None])
+    with np.errstate(invalid="ignore"):
+        clipped = direction * (limit if r.ndim == 1 else limit[:, None])
+    out[rows] = np.where(direction == 0, 0.0, clipped)
     return out
+
+
+#: Beyond this a row's coefficient ``w_i f_i r_i`` (or its square) may overflow although
+#: its clipped gradient is bounded: such rows are summed in unit-row form instead.
+_BIG = 1e150
+
+
+def _row_norms(Z, constant: float = 0.0) -> np.ndarray:
+    """``sqrt(||z_i||**2 + constant)``, with the rows whose squares underflow rescaled.
+
+    A row of entries below about 1e-162 has ``||z||**2`` 0 in floating point;
+    a gradient clip using that 0 would leave ``z r`` unclipped however large
+    r is. Such rows (only possible with ``constant`` 0) get their norm from
+    ``m ||z / m||`` with m their largest absolute entry.
+    """
+    sq = np.einsum("ij,ij->i", Z, Z)
+    if constant:
+        return np.sqrt(sq + constant)
+    norms = np.sqrt(sq)
+    tiny = np.flatnonzero(sq < 1e-280)
+    if tiny.size:
+        rows = Z[tiny]
+        m = np.max(np.abs(rows), axis=1)
+        safe = np.where(m > 0, m, 1.0)
+        norms[tiny] = m * np.sqrt(np.einsum("ij,ij->i", rows / safe[:, None], rows / safe[:, None]))
+    return norms
+
+
+def _unit_clipped(row_norms, residuals, clip_norm):
+    """``u_i = ||x_i|| f_i r_i``, of norm at most clip_norm and finite for every input.
+
+    The clipped gradient of row i is ``(x_i / ||x_i||) u_i^T``. With r_i = s d
+    (s its largest absolute entry), ``u_i = d min(s ||x_i||, clip_norm /
+    ||d||)``; an infinite residual keeps the signs of its infinite entries, a
+    NaN, a zero residual or a row of norm 0 give 0.
+    """
+    r = residuals if residuals.ndim > 1 else residuals[:, None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        s = np.max(np.abs(r), axis=1)
+        infinite = np.isinf(s)[:, None]
+        d = np.where(infinite, np.where(np.isinf(r), np.sign(r), 0.0), r / s[:, None])
+        size = np.sqrt(np.einsum("ij,ij->i", d, d))
+        u = d * np.minimum(s * row_norms, clip_norm / size)[:, None]
+    u[~np.isfinite(u).all(axis=1)] = 0.0
+    return u if residuals.ndim > 1 else u[:, 0]
+
+
+def _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight=None):
+    """Coefficients of the clipped, weighted gradients: row i's is ``x_i c_i^T``.
+
+    Returns ``(c, rescue)``. A coefficient ``w_i f_i r_i`` can overflow (a
+    tiny ``||x_i||`` lets ``f_i r_i`` reach ``clip_norm / ||x_i||``, then a
+    weight multiplies it) while the gradient it stands for is bounded by
+    ``w_i clip_norm``. Such rows get ``c_i = 0`` and come back in ``rescue =
+    (rows, v)``, the coefficients ``w_i u_i`` of the unit rows ``x_i /
+    ||x_i||`` (:func:`_unit_clipped`); None when there is none.
+    """
+    c = _clipped_residuals(row_norms, residuals, clip_norm)
+    flat = residuals.ndim == 1
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = c * (w if flat else w[:, None])
+    with np.errstate(invalid="ignore"):
+        big = ~(np.abs(c) <= _BIG)
+    if not flat:
+        big = big.any(axis=1)
+    if not big.any():
+        return c, None
+    rows = np.flatnonzero(big)
+    c[rows] = 0.0
+    v = _unit_clipped(row_norms[rows], residuals[rows], clip_norm)
+    if sample_weight is not None:
+        with np.errstate(over="ignore"):  # at most clip_norm * w_i, finite for finite bounds
+            v = v * (w[rows] if flat else w[rows][:, None])
+    return c, (rows, v)
+
+
+def _unit_rows(X, row_norms, rows, fit_intercept, scale=None):
+    """``z_i / ||z_i||`` (scaled by ``scale`` if given) of the rescued rows, 0 for norm 0."""
+    n = row_norms[rows]
+    Z = X[rows] if scale is None else X[rows] * scale[:X.shape[1]]
+    if fit_intercept:
+        Z = np.column_stack([Z, np.ones(rows.size) if scale is None else
+                             np.full(rows.size, float(scale[-1]))])
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        U = Z / n[:, None]
+    U[~np.isfinite(U).all(axis=1)] = 0.0
+    return U
+
+
+def clipped_gradients(X, residuals, clip_norm: float, *, row_norms=None,
+                      fit_intercept: bool = False, sample_weight=None) -> np.ndarray:
+    """The clipped per-example gradients ``w_i clip(z_i r_i, clip_norm)`` as rows.
+
+    For a scalar residual per row (squared or binary logistic loss). Each row
+    has norm at most ``w_i * clip_norm``, and is finite for every input (an
+    infinite or NaN residual, a tiny row norm times a large weight).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+    residuals : ndarray of shape (n,)
+    clip_norm : float
+    row_norms : ndarray of shape (n,), optional
+        The norms the clip uses, ``||z_i||`` by default (``z_i = (x_i, [1])``);
+        another norm, such as ``||P z_i||`` in preconditioned coordinates,
+        clips ``P z_i r_i`` while the rows returned stay ``z_i (f_i r_i)``.
+    fit_intercept : bool, default=False
+        Append the constant column (last).
+    sample_weight : ndarray of shape (n,), optional
+        Applied after the clip.
+
+    Returns
+    -------
+    ndarray of shape (n, p + fit_intercept)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.clipping import clipped_gradients
+    >>> clipped_gradients(np.array([[3.0, 4.0], [0.3, 0.4]]), np.array([1.0, np.inf]), 1.0)
+    array([[0.6, 0.8],
+           [0.6, 0.8]])
+    """
+    X = np.asarray(X, dtype=float)
+    residuals = np.asarray(residuals, dtype=float)
+    clip_norm = _check_clip_norm(clip_norm)
+    if residuals.ndim != 1:
+        raise ValueError(f"residuals must be 1-D, got shape {residuals.shape}.")
+    if row_norms is None:
+        row_norms = _row_norms(X, 1.0 if fit_intercept else 0.0)
+    row_norms = np.asarray(row_norms, dtype=float)
+    c, rescue = _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight)
+    G = X * c[:, None]
+    if fit_intercept:
+        G = np.column_stack([G, c])
+    if rescue is not None:
+        rows, v = rescue
+        G[rows] = _unit_rows(X, row_norms, rows, fit_intercept) * v[:, None]
+    return G
 
 
 def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
@@ -308,35 +462,43 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     flat = residuals.ndim == 1
     if scale is None:
         if row_norms is None:
-            sq = np.einsum("ij,ij->i", X, X)
-            row_norms = np.sqrt(sq + 1.0 if fit_intercept else sq)
-        weighted = _clipped_residuals(np.asarray(row_norms, dtype=float), residuals, clip_norm)
-        if sample_weight is not None:
-            w = np.asarray(sample_weight, dtype=float)
-            weighted = weighted * (w if flat else w[:, None])
+            row_norms = _row_norms(X, 1.0 if fit_intercept else 0.0)
+        row_norms = np.asarray(row_norms, dtype=float)
+        weighted, rescue = _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight)
         grad = _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
+        if rescue is not None:  # rows whose coefficient overflows: in unit-row form
+            U = _unit_rows(X, row_norms, rescue[0], fit_intercept)
+            grad = grad + U.T @ rescue[1]
         if not squares:
             return grad
         w2 = weighted * weighted
-        return grad, _add_intercept_row((X * X).T @ w2, w2, fit_intercept)
+        square_total = _add_intercept_row((X * X).T @ w2, w2, fit_intercept)
+        if rescue is not None:
+            square_total = square_total + (U * U).T @ (rescue[1] * rescue[1])
+        return grad, square_total
     if squares or sample_weight is not None:
         raise ValueError("squares and sample_weight are not supported with scale.")
     scale = np.asarray(scale, dtype=float)
     p = X.shape[1]
     # ||s * g_i||^2 = sum_k r_ik^2 sum_j s_jk^2 x_ij^2 (x_i with a trailing 1).
+    if flat:
+        norms = _row_norms(X * scale[:p], float(scale[p]) ** 2 if fit_intercept else 0.0)
+        weighted, rescue = _clipped_coefficients(norms, residuals, clip_norm)
+        total = scale * _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
+        if rescue is not None:  # already in the scaled geometry
+            total = total + _unit_rows(X, norms, rescue[0], fit_intercept, scale).T @ rescue[1]
+        return total
     s2 = scale * scale
     per_output = (X * X) @ s2[:p]
     if fit_intercept:
         per_output = per_output + s2[p]
-    if flat:
-        weighted = _clipped_residuals(np.sqrt(per_output), residuals, clip_norm)
-    else:
-        with np.errstate(over="ignore", invalid="ignore"):
-            norms = np.sqrt(np.sum(per_output * residuals * residuals, axis=1))
-            weighted = residuals * _factors(norms, clip_norm)[:, None]
-        # A non-finite residual (an overflowed iterate) contributes nothing: the
-        # sum stays finite, with the same sensitivity.
-        weighted[~np.isfinite(weighted).all(axis=1)] = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.sum(per_output * residuals * residuals, axis=1))
+        weighted = residuals * _factors(norms, clip_norm)[:, None]
+    # A non-finite residual (an overflowed iterate), or a coefficient beyond _BIG,
+    # contributes nothing: the sum stays finite, with the same sensitivity.
+    with np.errstate(invalid="ignore"):
+        weighted[~(np.abs(weighted) <= _BIG).all(axis=1)] = 0.0
     return scale * _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
+from skdp.base import MAX_WEIGHT, PRIVACY_PARAMS_DOC, DPEstimatorMixin
 from skdp.density import private_covariances
 from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
@@ -102,11 +102,11 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "norm_bound": [Interval(Real, 0, 1e100, closed="neither"), None],
+        "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
         "bound_quantile": [Interval(Real, 0.5, 1, closed="neither")],
         "bound_share": [Interval(Real, 0, 1, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"density"}), None],
-        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "max_weight": [Interval(Real, 0, MAX_WEIGHT, closed="right")],
     }
 
     def __init__(self, n_components=None, *, epsilon=1.0, delta=1e-6, norm_bound=None,

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin
+from skdp.base import MAX_WEIGHT, PRIVACY_PARAMS_DOC, DPEstimatorMixin
 from skdp.mechanisms import make_rng
 from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
@@ -296,14 +296,14 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         "noise_shaping": [StrOptions({"identity", "blt", "sqrt", "nu"}), "array-like"],
         "nu": [Interval(Real, 0, 1, closed="left"), None],
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
-        "norm_bound": [Interval(Real, 0, 1e100, closed="neither"), None],
+        "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
         "bound_quantile": [Interval(Real, 0.5, 1, closed="neither")],
         "bound_share": [Interval(Real, 0, 1, closed="neither")],
         "release": [StrOptions({"once", "per_row"})],
         "eigenvalue_floor": [Interval(Real, 0, 1, closed="neither"), StrOptions({"auto"})],
         "projection": [StrOptions({"feasible", "psd"})],
         "store_history": ["boolean"],
-        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "max_weight": [Interval(Real, 0, MAX_WEIGHT, closed="right")],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, method="jme", lam="density", debias=True,

@@ -10,7 +10,13 @@ import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, weight_bound
+from skdp.base import (
+    MAX_WEIGHT,
+    PRIVACY_PARAMS_DOC,
+    DPEstimatorMixin,
+    LinearPredictMixin,
+    weight_bound,
+)
 from skdp.clipping import clip_rows
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._private_bounds import private_row_label_bounds, safe_search_mu
@@ -147,7 +153,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         "bounds_y": ["array-like", None],
         "fit_intercept": ["boolean"],
         "failure_probability": [Interval(Real, 0, 1, closed="neither")],
-        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "max_weight": [Interval(Real, 0, MAX_WEIGHT, closed="right")],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, bounds_X=None, bounds_y=None, norm_bound=None,

@@ -163,15 +163,15 @@ stat_fraction : float, default=0.1
     Share of each step's ``n // T`` rows that forms the stat sample (the
     paper's ``s = b / 10`` is 1/11).
 x_norm : float or None, default=None
-    Declared norm scale R_x of the rows ``(x_i, 1)`` (``x_i`` alone without
+    Declared norm scale R_x, in [1e-100, 1e100], of the rows ``(x_i, 1)`` (``x_i`` alone without
     intercept). None means ``sqrt(n_features + fit_intercept)``, the expected
     norm of standardised features. The clip norm is
     ``x_norm * gamma_t * ln(n)**tail_exponent``.
 residual_bound : float, default=10.0
-    DP-STAT's domain size B: the largest residual threshold it can return
+    DP-STAT's domain size B, in [1e-100, 1e100]: the largest residual threshold it can return
     (for labels of unit scale). Larger residuals are clipped.
 resolution : float, default=1e-4
-    DP-STAT's smallest threshold Delta (the paper's ``B / N**200`` would need
+    DP-STAT's smallest threshold Delta, in [1e-100, 1e100] (the paper's ``B / N**200`` would need
     thousands of noisy counts). The error cannot follow the label noise below
     about this scale.
 stat_growth : float, default=sqrt(2)
@@ -200,7 +200,7 @@ fit_intercept : bool, default=True
     clipped gradient. The data are never centred.
 variant : {'ambssgd', 'ssgd'}, default='ambssgd'
 clip_norm : float or None, default=None
-    Fixed clip norm of 'ssgd' (ignored by 'ambssgd'). None means ``x_norm``,
+    Fixed clip norm of 'ssgd', in [1e-100, 1e100] (ignored by 'ambssgd'). None means ``x_norm``,
     i.e. residuals of unit scale.
 %(accountant)s
 %(random_state)s
@@ -302,16 +302,16 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         **DPEstimatorMixin._parameter_constraints,
         "n_iter": [Interval(Integral, 1, None, closed="left"), None],
         "stat_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "x_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "residual_bound": [Interval(Real, 0, None, closed="neither")],
-        "resolution": [Interval(Real, 0, None, closed="neither")],
+        "x_norm": [Interval(Real, 1e-100, 1e100, closed="both"), None],
+        "residual_bound": [Interval(Real, 1e-100, 1e100, closed="both")],
+        "resolution": [Interval(Real, 1e-100, 1e100, closed="both")],
         "stat_growth": [Interval(Real, 1, None, closed="neither")],
         "count_margin": [Interval(Real, 0, None, closed="left")],
         "tail_exponent": [Interval(Real, 0, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
         "variant": [StrOptions({"ambssgd", "ssgd"})],
-        "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "clip_norm": [Interval(Real, 1e-100, 1e100, closed="both"), None],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, n_iter=None, stat_fraction=0.1, x_norm=None,
@@ -403,6 +403,21 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
             lr = self.learning_rate if self.learning_rate is not None else 1.0 / (4.0 * q)
         else:
             lr = self.learning_rate if self.learning_rate is not None else 0.5
+        try:
+            log_factor = math.log(n) ** self.tail_exponent
+        except OverflowError:
+            log_factor = math.inf
+        # The largest clip norm the pass can use (DP-STAT's top level is below
+        # residual_bound * stat_growth): public, checked before the charge.
+        if self.variant == "ssgd":
+            top = self.clip_norm if self.clip_norm is not None else x_norm
+        else:
+            top = x_norm * self.residual_bound * self.stat_growth * log_factor
+        if not top <= 1e300:
+            raise ValueError(
+                f"The clip norm could reach {top:.3g} (x_norm * residual_bound * stat_growth * "
+                "ln(n)**tail_exponent), beyond 1e300, where the noisy steps overflow: lower "
+                "them.")
         spent, rng = self._charge(mu)  # before any noise is drawn
         # Everything later calls use is frozen here, so that set_params between
         # partial_fit calls cannot change the calibration mid-stream.
@@ -411,7 +426,7 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         return dict(secure=is_secure_mode(), params=params, plan=plan, mu=mu, x_norm=x_norm,
                     lr=lr, spent=spent, q=q,
                     clip=self.clip_norm if self.clip_norm is not None else x_norm,
-                    log_factor=math.log(n) ** self.tail_exponent, rng=rng)
+                    log_factor=log_factor, rng=rng)
 
     # -- fitting -------------------------------------------------------------
 

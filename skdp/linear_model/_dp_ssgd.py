@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from skdp.clipping._clip import _row_norms
 from skdp.clipping._report import _count
 from skdp.mechanisms._random import PlannedRelease
 
@@ -67,10 +68,10 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
     perm = rng.permutation(n)
     tail_sum = np.zeros_like(w)
     n_tail = n_clipped = 0
-    sq = np.einsum("ij,ij->i", X, X) + (1.0 if fit_intercept else 0.0)
+    row_norms = _row_norms(X, 1.0 if fit_intercept else 0.0)
     for start in range(0, n, _CHUNK):
         idx = perm[start:start + _CHUNK]
-        Xc, yc, norms = X[idx], y[idx], np.sqrt(sq[idx])
+        Xc, yc, norms = X[idx], y[idx], row_norms[idx]
         # One mechanism per row, each on its own row (parallel composition):
         # recorded per chunk, with the sensitivity of any one of its rows.
         noise = PlannedRelease(noise_std, len(idx), w.shape[0], rng, name="DP-SSGD step",
@@ -90,10 +91,16 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
             elif math.isnan(r) or norms[i] == 0.0:  # an overflowed iterate: nothing
                 scale = 0.0
             else:  # |r| or its product with the norm overflowed: clip along r's sign
-                scale = math.copysign(clip_norm / norms[i], r)
-            gradient[:p] = scale * x
-            if fit_intercept:
-                gradient[p] = scale
+                scale = None
+            if scale is None:  # on the unit row: clip_norm / norm itself may overflow
+                u = math.copysign(clip_norm, r)
+                gradient[:p] = u * (x / norms[i])
+                if fit_intercept:
+                    gradient[p] = u / norms[i]
+            else:
+                gradient[:p] = scale * x
+                if fit_intercept:
+                    gradient[p] = scale
             w -= learning_rate * noise.add(i, gradient)
             if start + i >= tail_start:
                 tail_sum += w

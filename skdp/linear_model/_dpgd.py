@@ -15,8 +15,15 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, LinearPredictMixin, weight_bound
-from skdp.clipping import clipped_residuals, quantile_statistics, squared_loss_residuals
+from skdp.base import (
+    MAX_WEIGHT,
+    PRIVACY_PARAMS_DOC,
+    DPEstimatorMixin,
+    LinearPredictMixin,
+    weight_bound,
+)
+from skdp.clipping import clipped_gradient_sum, quantile_statistics, squared_loss_residuals
+from skdp.clipping._clip import _row_norms
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._ar1_standard_error import (
     ar1_directions,
@@ -171,27 +178,19 @@ class _Steps(NamedTuple):
 def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
     """Sum over one block of the clipped per-example gradients ``w_i f_i r_i z_i``."""
     r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
-    wr = clipped_residuals(lev, r, clip_norm)
-    if wb is not None:
-        wr *= wb
-    out = np.empty(theta.shape[0])
-    out[:Xb.shape[1]] = Xb.T @ wr
-    if fit_intercept:
-        out[-1] = wr.sum()
-    return out
+    return clipped_gradient_sum(Xb, r, clip_norm, row_norms=lev, fit_intercept=fit_intercept,
+                                sample_weight=wb)
 
 
 def _leverage_block(Xb, *, root, fit_intercept):
     """``||P z_i||`` for the rows of one block."""
     if root is None:
-        sq = np.einsum("ij,ij->i", Xb, Xb) + (1.0 if fit_intercept else 0.0)
-    else:
-        p = Xb.shape[1]
-        U = Xb @ root[:p]
-        if fit_intercept:
-            U += root[p]
-        sq = np.einsum("ij,ij->i", U, U)
-    return np.sqrt(sq)
+        return _row_norms(Xb, 1.0 if fit_intercept else 0.0)
+    p = Xb.shape[1]
+    U = Xb @ root[:p]
+    if fit_intercept:
+        U += root[p]
+    return _row_norms(U)
 
 
 def _leverage(X, root, fit_intercept):
@@ -715,7 +714,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         "clip_share": [Interval(Real, 0, 1, closed="left")],
         "population_share": [Interval(Real, 0, 1, closed="left")],
         "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
-        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "max_weight": [Interval(Real, 0, MAX_WEIGHT, closed="right")],
         "verbose": ["verbose"],
     }
 

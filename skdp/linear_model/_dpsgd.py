@@ -14,6 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import (
+    MAX_WEIGHT,
     PRIVACY_PARAMS_DOC,
     DPEstimatorMixin,
     LinearPredictMixin,
@@ -28,6 +29,7 @@ from skdp.clipping import (
     scale_from_second_moment,
     squared_loss_residuals,
 )
+from skdp.clipping._clip import _row_norms
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._private_bounds import (
@@ -193,7 +195,7 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
         raise ValueError(f"noise has {noise.shape[0]} steps, expected {n_epochs * per_epoch}.")
     squares = private_moments in ("independent", "jme")
     scaled = private_moments == "scale_then_privatize"
-    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X) + (1.0 if fit_intercept else 0.0))
+    row_norms = _row_norms(X, 1.0 if fit_intercept else 0.0)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if w is not None:
         if scaled:
@@ -334,7 +336,7 @@ betas : tuple of float, default=(0.9, 0.999)
     Decay rates of 'adam'.
 eps_stability : float or None, default=None
     Floor of AdaGrad's and Adam's denominator, ``max(sqrt(v), eps)``, and
-    the eps of scale-then-privatize. None means the std of the noise on one
+    the eps of scale-then-privatize, in [1e-100, 1e100]. None means the std of the noise on one
     step's mean gradient, ``noise_std_ / batch_size_`` (public): below it the
     private second moment cannot tell signal from noise, and the floor keeps
     a second moment debiased to zero from blowing up the step.
@@ -510,10 +512,10 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         "average": [Interval(Real, 0, 1, closed="both")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
         "betas": ["array-like"],
-        "eps_stability": [Interval(Real, 0, None, closed="neither"), None],
+        "eps_stability": [Interval(Real, 1e-100, 1e100, closed="both"), None],
         "fit_intercept": ["boolean"],
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
-        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "max_weight": [Interval(Real, 0, MAX_WEIGHT, closed="right")],
         "verbose": ["verbose"],
         "bounds_X": ["array-like", None],
     }

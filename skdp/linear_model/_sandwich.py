@@ -31,7 +31,7 @@ from functools import partial
 
 import numpy as np
 
-from skdp.clipping import clipped_residuals, squared_loss_residuals
+from skdp.clipping import clipped_gradients, squared_loss_residuals
 from skdp.mechanisms import gaussian_release, symmetric_release
 from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
@@ -59,18 +59,9 @@ def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept,
         slack = 0.0 if theta_cov is None else margin * _residual_std(Xb, theta_cov,
                                                                       fit_intercept)
         norms = lev * (np.abs(r) - slack)
-    c = clipped_residuals(lev, r, clip_norm)
-    if wb is not None:
-        c = c * wb
-    Zc = Xb * c[:, None]
-    q = Xb.shape[1] + int(fit_intercept)
-    meat = np.empty((q, q))
-    meat[:Xb.shape[1], :Xb.shape[1]] = Zc.T @ Zc
-    if fit_intercept:
-        side = Zc.T @ c
-        meat[:-1, -1] = side
-        meat[-1, :-1] = side
-        meat[-1, -1] = c @ c
+    G = clipped_gradients(Xb, r, clip_norm, row_norms=lev, fit_intercept=fit_intercept,
+                          sample_weight=wb)
+    meat = G.T @ G
     # Each row counts w_i / W. Unit weights arrive as None (check_weights), but W is
     # max_weight whenever weights were passed: 1 / W each, not 1, or the count's scale
     # would depend on whether every weight is exactly 1.

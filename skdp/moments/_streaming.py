@@ -12,13 +12,14 @@ from sklearn.base import BaseEstimator
 
 from skdp._secure import is_secure_mode
 from skdp.base import (
+    MAX_WEIGHT,
     PRIVACY_PARAMS_DOC,
     DPEstimatorMixin,
     StreamStateMixin,
     check_stream_mode,
     weight_bound,
 )
-from skdp.clipping import clip_rows, private_norm_quantile
+from skdp.clipping import clip_rows, geometric_grid, private_norm_quantile
 from skdp.mechanisms import (
     WORKLOADS,
     CorrelatedNoise,
@@ -50,8 +51,8 @@ _DEFAULT_HORIZON = 10_000  # the stream length 'blt' noise is tuned for when n_s
 
 #: Shared documentation of the bound parameters (PrivateGaussianDensity, DPStandardScaler, DPPCA).
 BOUND_DOC = """norm_bound : float or None, default=None
-    zeta: rows longer than this (in L2) are scaled down to it. It sets every
-    noise scale (the second moment's as ``zeta**2``), so declare it when you
+    zeta, in [1e-100, 1e100]: rows longer than this (in L2) are scaled down
+    to it. It sets every noise scale (the second moment's as ``zeta**2``), so declare it when you
     know it from the data's documentation; None spends ``bound_share`` of the
     budget on a private ``bound_quantile`` of the row norms (a noisy binary
     search over a geometric grid, :func:`~skdp.clipping.private_norm_quantile`)
@@ -278,14 +279,14 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         "noise_shaping": [StrOptions(set(SHAPING_OPTIONS)), "array-like"],
         "nu": [Interval(Real, 0, 1, closed="left"), None],
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
-        "norm_bound": [Interval(Real, 0, 1e100, closed="neither"), None],
+        "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
         "bound_quantile": [Interval(Real, 0.5, 1, closed="neither")],
         "bound_share": [Interval(Real, 0, 1, closed="neither")],
         "release": [StrOptions({"once", "per_row"})],
         "diagonal_only": ["boolean"],
         "store_history": ["boolean"],
         "callback": [callable, None],
-        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "max_weight": [Interval(Real, 0, MAX_WEIGHT, closed="right")],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, method="jme", lam=None, budget_split=0.5,
@@ -344,6 +345,13 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             return (*cs_noise_stds(mu, zeta, float(np.max(norms1)), self.tau, d), None)
         return 2.0 * zeta * float(np.max(norms1)) / mu, None, None
 
+    def _calibrate(self, mu: float, d: int, zeta: float, W: float, norms1, norms2,
+                   means1: bool):
+        """(gamma, std1, std2, lam) of a table's release at norm bound zeta (public inputs)."""
+        gamma = 0.25 * zeta if means1 else 0.0
+        zeta_cal, d_cal = math.hypot(zeta, gamma), d + int(gamma > 0)
+        return (gamma, *self._noise_stds(mu, d_cal, zeta_cal, W * norms1, W * norms2))
+
     def _bound(self, X, sample_weight, W: float, mu: float, rng) -> tuple[float, float]:
         """(norm bound, mu left for the release): declared, or a private quantile of the norms.
 
@@ -359,7 +367,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
     def _check_bound_rows(self, n: int, mu: float, W: float) -> None:
         """Raise before charging when a private bound cannot be found on n rows."""
         if self.norm_bound is None:
-            from skdp.clipping import effective_quantile, geometric_grid, search_noise_std
+            from skdp.clipping import effective_quantile, search_noise_std
 
             std = search_noise_std(geometric_grid().shape[0], 1, mu * math.sqrt(self.bound_share),
                                    W)
@@ -389,9 +397,16 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         else:  # the joint sensitivity maximises over every row's pair
             norms1 = _row_weights(kind1, n, self.beta, self.window, dense=True)[0]
             norms2 = _row_weights(kind2, n, self.beta, self.window, dense=True)[0]
-        # Calibrate on a placeholder bound first: an invalid configuration must
-        # fail before anything is charged.
-        self._noise_stds(mu, d, 1.0, norms1, norms2)
+        # Calibrate before the charge, so that an invalid configuration fails before
+        # anything is spent: on the declared bound, or on both ends of the grid a
+        # private bound is chosen from (the calibration is monotone in the bound).
+        if self.norm_bound is not None:
+            trial = [(float(self.norm_bound), mu)]
+        else:
+            grid = geometric_grid()
+            trial = [(float(z), mu * math.sqrt(1.0 - self.bound_share)) for z in grid[[0, -1]]]
+        for zeta, mu_release in trial:
+            self._calibrate(mu_release, d, zeta, W, norms1, norms2, means1)
         spent, rng = self._charge(mu)  # before any noise is drawn
         zeta, mu_release = self._bound(X, sample_weight, W, mu, rng)
         # A mean divides by the total weight of its rows, which is private
@@ -402,9 +417,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         # is a block of the full one). Without weights the same mechanism
         # runs (rows of unit weight), so unit weights give exactly the
         # unweighted release.
-        gamma = 0.25 * zeta if means1 else 0.0
-        zeta_cal, d_cal = math.hypot(zeta, gamma), d + int(gamma > 0)
-        std1, std2, lam = self._noise_stds(mu_release, d_cal, zeta_cal, W * norms1, W * norms2)
+        gamma, std1, std2, lam = self._calibrate(mu_release, d, zeta, W, norms1, norms2, means1)
         w1, w2 = _times(row1, sample_weight), _times(row2, sample_weight)
         first, second, total = sum_rows(
             partial(moment_sums, norm_bound=zeta, diagonal_only=self.diagonal_only), X, w1, w2)

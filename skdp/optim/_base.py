@@ -45,4 +45,5 @@ class AdaptiveStepper:
 
     def _update(self, params, first, second_moment):
         denom = np.maximum(np.sqrt(np.maximum(second_moment, 0.0)), self.eps)
-        return np.asarray(params, dtype=float) - self.learning_rate * first / denom
+        # first / denom first: the released ratio is moderate where lr * first may overflow.
+        return np.asarray(params, dtype=float) - self.learning_rate * (first / denom)

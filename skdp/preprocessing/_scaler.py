@@ -13,7 +13,13 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp._secure import is_secure_mode
-from skdp.base import PRIVACY_PARAMS_DOC, DPEstimatorMixin, check_stream_mode, weight_bound
+from skdp.base import (
+    MAX_WEIGHT,
+    PRIVACY_PARAMS_DOC,
+    DPEstimatorMixin,
+    check_stream_mode,
+    weight_bound,
+)
 from skdp.clipping import (
     effective_quantile,
     geometric_grid,
@@ -212,7 +218,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         "bound_share": [Interval(Real, 0, 1, closed="neither")],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
-        "max_weight": [Interval(Real, 0, None, closed="neither")],
+        "max_weight": [Interval(Real, 0, MAX_WEIGHT, closed="right")],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-6, bounds=None, bound_quantile=0.995,
