@@ -16,9 +16,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import BudgetAccountant, BudgetExceededError, mu_from_epsilon_delta
 from skdp.base import DPEstimatorMixin
+from skdp.decomposition import DPPCA
 from skdp.linear_model import DPLinearRegressionGD, DPSGDClassifier
 from skdp.mechanisms import secure_mode
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
+from skdp.preprocessing import DPStandardScaler
 
 EVENTS = []
 
@@ -241,6 +243,27 @@ def test_the_refit_is_dry_run_at_its_own_share_before_any_charge():
     with pytest.raises(ValueError, match="too few for a private clip norm"):
         search.fit(X, y)
     assert acc.ledger == []
+
+
+@pytest.mark.parametrize("first", [DPStandardScaler(bounds=(-4.0, 4.0)),
+                                   DPPCA(n_components=2, norm_bound=4.0)])
+def test_a_pipeline_is_dry_run_past_its_first_private_step(first):
+    # The dry run stopped at the pipeline's first charge (the scaler's), so the
+    # regressor's check that 300 rows are too few for its private bounds at this
+    # budget ran only in the real fits, after the search had charged.
+    X, y = _linear(n=300, seed=8)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    search = DPGridSearchCV(make_pipeline(first, DPLinearRegressionGD()),
+                            {"dplinearregressiongd__n_batches": [5, 10]}, accountant=acc,
+                            random_state=0)
+    with pytest.raises(ValueError, match="too few for the private row and clip bounds"):
+        search.fit(X, y)
+    assert acc.ledger == []
+    # With declared bounds and clip norm the regressor needs no private bound: it runs.
+    search.set_params(estimator__dplinearregressiongd__bounds_X=(-5.0, 5.0),
+                      estimator__dplinearregressiongd__bounds_y=(-10.0, 10.0),
+                      estimator__dplinearregressiongd__clip_norm=5.0).fit(X, y)
+    assert len(acc.ledger) == 1
 
 
 def test_a_huge_validation_value_raises_no_warning_after_the_charge():

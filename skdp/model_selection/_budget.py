@@ -252,21 +252,19 @@ class ProbeDone(Exception):
     """A candidate reached its first charge: everything before it was validated."""
 
 
-class Probe:
+class Probe(FitAllowance):
     """Ledger for a dry run: a fit validates its parameters and data, then stops at its charge.
+
+    The charges of a candidate's private steps (a Pipeline's, probed one
+    after the other) add up as in :class:`FitAllowance`: together they must
+    fit in the candidate's share.
 
     Parameters
     ----------
     mu : float
-        The candidate's share: a first charge above it is refused.
+        The candidate's share.
     """
 
-    def __init__(self, mu: float) -> None:
-        self.mu = mu
-
-    def __deepcopy__(self, memo):
-        return self
-
     def charge_mu(self, mu: float, label: str = "") -> None:
-        FitAllowance(self.mu).charge_mu(mu, label)
+        super().charge_mu(mu, label)
         raise ProbeDone

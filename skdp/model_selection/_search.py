@@ -12,6 +12,7 @@ from scipy.sparse import issparse
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
@@ -24,6 +25,7 @@ from skdp.model_selection._budget import (
     FitAllowance,
     Probe,
     ProbeDone,
+    _is_private,
     budget_params,
     forget_noise,
     private_steps,
@@ -86,6 +88,40 @@ def _estimator_has(attr):
             getattr(self.estimator, attr)
         return True
     return check
+
+
+def _dry_run(est, X, y):
+    """Fit ``est`` up to the charge of each private step; returns a stand-in for its output.
+
+    A private step's fit validates its parameters and data, then stops at
+    its charge (its accountant is a :class:`Probe`). A Pipeline is walked
+    step by step: a stateless step runs, and a private transformer that can
+    say the shape of its output from public quantities (``_probe_output``:
+    skdp's scaler and PCA) passes zeros of that shape on, so that the steps
+    after it are checked too (before, a pipeline's dry run ended at its
+    first private step, and a later step's check, such as too few rows for
+    a private bound, failed after the search had charged). A step that
+    cannot say its output's shape ends the walk. Returns None when the
+    output is not known.
+    """
+    if isinstance(est, Pipeline):
+        Xt = X
+        for _, step in est.steps:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            if Xt is None:
+                return None
+            Xt = _dry_run(step, Xt, y)
+        return Xt
+    if not _is_private(est):  # stateless (private_steps refuses the others)
+        return clone(est).fit_transform(X, y) if hasattr(est, "fit_transform") else None
+    try:
+        est.fit(X, y)
+    except ProbeDone:
+        probe_output = getattr(est, "_probe_output", None)
+        return None if probe_output is None else probe_output(X)
+    raise TypeError(f"{type(est).__name__} fitted without charging its accountant; a "
+                    "private search cannot vouch for it.")
 
 
 class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator):
@@ -248,12 +284,7 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         probes += [(c, (X_probe, y_probe), mu_candidate) for c in candidates]
         for est, data, mu_probe in probes:
             set_accountants(est, Probe(mu_probe))
-            try:
-                est.fit(*data)
-            except ProbeDone:
-                continue
-            raise TypeError(f"{type(est).__name__} fitted without charging its accountant; a "
-                            "private search cannot vouch for it.")
+            _dry_run(est, *data)
         del candidates, probes, X_probe, y_probe
 
         entry = None
