@@ -188,6 +188,22 @@ def test_tiny_rows_with_huge_weights_or_residuals_stay_bounded():
     np.testing.assert_allclose(g, [1e-20 / np.sqrt(2)] * 2, rtol=1e-12)
 
 
+def test_rows_at_the_edges_of_the_float_range_are_clipped_within_the_bound():
+    # Twelfth review. K outputs with a scale: x**2 of a 1e-163 row underflowed to 0,
+    # so its norm was 0 and it passed unclipped (norm 8e-64 against 1e-100).
+    g = clipped_gradient_sum([[1e-163]], np.array([[-2 / 3, 1 / 3, 1 / 3]]), 1e-100,
+                             scale=np.full((1, 3), 1e100))
+    assert np.linalg.norm(g) <= 1e-100
+    # A subnormal row's norm rounded down (to its own value): the clipped row came
+    # out sqrt(2) times the bound.
+    assert np.linalg.norm(clipped_gradients([[5e-324, 5e-324]], np.array([np.inf]), 1.0)) <= 1.0
+    # A row whose squared norm overflows, and one whose clip limit c / ||x|| is
+    # subnormal (rounded to a few digits): clipped exactly, in unit-row form.
+    np.testing.assert_allclose(clipped_gradient_sum([[1e210]], np.array([1.0]), 1e-100), [1e-100])
+    np.testing.assert_allclose(clipped_gradient_sum([[1e210, 1e210]], np.array([1.0]), 1e-100),
+                               [1e-100 / np.sqrt(2)] * 2)
+
+
 @pytest.mark.parametrize("multiclass", [False, True])
 def test_scale_then_privatize_matches_materialised(multiclass):
     rng = make_rng(3)

@@ -339,4 +339,28 @@ def test_a_clip_that_could_overflow_is_refused_before_the_charge():
     with pytest.raises(ValueError, match="clip norm could reach"):
         est.set_params(x_norm=None, residual_bound=10.0, resolution=1e-4, stat_growth=2.0,
                        tail_exponent=400.0).fit(X, y)
+    # Without a level to test DP-STAT returns the resolution, above residual_bound.
+    with pytest.raises(ValueError, match="clip norm could reach"):
+        est.set_params(x_norm=1e100, residual_bound=1e-100, resolution=1e100,
+                       tail_exponent=130.0).fit(X, y)
     assert acc.spent_mu == 0.0
+
+
+def test_ssgd_clips_a_diverged_row_within_the_bound(monkeypatch):
+    # The clipped gradient was r * (clip / (|r| ||x||)) * x: at clip 1e-100 and
+    # r = 3e223 the ratio is subnormal and rounds, and the gradient came out at 1.48
+    # times the clip. It is clip along r's sign on the unit row now.
+    import skdp.linear_model._dp_ssgd as module
+
+    seen = []
+
+    class Spy(module.PlannedRelease):
+        def add(self, i, g):
+            seen.append(np.linalg.norm(g))
+            return super().add(i, g)
+
+    monkeypatch.setattr(module, "PlannedRelease", Spy)
+    for r in (3e223, 1.5e223, np.inf):
+        dp_ssgd(np.ones((1, 1)), np.zeros(1), np.array([r]), clip_norm=1e-100,
+                noise_std=1e-100, learning_rate=1.0, rng=make_rng(0), fit_intercept=False)
+    assert len(seen) == 3 and max(seen) <= 1e-100 * (1 + 1e-15)

@@ -263,23 +263,31 @@ _BIG = 1e150
 
 
 def _row_norms(Z, constant: float = 0.0) -> np.ndarray:
-    """``sqrt(||z_i||**2 + constant)``, with the rows whose squares underflow rescaled.
+    """``sqrt(||z_i||**2 + constant)``, with the rows whose squares under- or overflow rescaled.
 
     A row of entries below about 1e-162 has ``||z||**2`` 0 in floating point;
     a gradient clip using that 0 would leave ``z r`` unclipped however large
-    r is. Such rows (only possible with ``constant`` 0) get their norm from
-    ``m ||z / m||`` with m their largest absolute entry.
+    r is (and a row above 1e154 would get an infinite norm). Such rows get
+    their norm from ``hypot(m ||z / m||, sqrt(constant))`` with m their
+    largest absolute entry, rounded up by one unit.
     """
-    sq = np.einsum("ij,ij->i", Z, Z)
-    if constant:
-        return np.sqrt(sq + constant)
-    norms = np.sqrt(sq)
-    tiny = np.flatnonzero(sq < 1e-280)
-    if tiny.size:
-        rows = Z[tiny]
-        m = np.max(np.abs(rows), axis=1)
+    with np.errstate(over="ignore"):
+        sq = np.einsum("ij,ij->i", Z, Z)
+    norms = np.sqrt(sq + constant)
+    odd = ~(sq < 1e280)
+    if not constant:  # with a constant, an underflowed square changes nothing the clip sees
+        odd |= sq <= 1e-280
+    odd = np.flatnonzero(odd)
+    if odd.size:
+        rows = Z[odd]
+        m = np.max(np.abs(rows), axis=1) if rows.shape[1] else np.zeros(odd.size)
         safe = np.where(m > 0, m, 1.0)
-        norms[tiny] = m * np.sqrt(np.einsum("ij,ij->i", rows / safe[:, None], rows / safe[:, None]))
+        unit = rows / safe[:, None]
+        # Rounded up by one unit: a subnormal product can round down by up to half
+        # its value, and a norm taken too small would let the row pass the clip.
+        fixed = np.nextafter(m * np.sqrt(np.einsum("ij,ij->i", unit, unit)), np.inf)
+        fixed[m == 0] = 0.0
+        norms[odd] = np.hypot(fixed, np.sqrt(constant))
     return norms
 
 
@@ -322,6 +330,10 @@ def _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight=None):
         big = ~(np.abs(c) <= _BIG)
     if not flat:
         big = big.any(axis=1)
+    # A clip limit clip / ||x|| below the normal range is rounded coarsely (a
+    # subnormal keeps few digits): those rows are clipped in unit-row form too.
+    if clip_norm <= 1.0:  # beyond, clip / tiny is above every float
+        big |= row_norms > clip_norm / np.finfo(float).tiny
     if not big.any():
         return c, None
     rows = np.flatnonzero(big)
@@ -489,11 +501,18 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
             total = total + _unit_rows(X, norms, rescue[0], fit_intercept, scale).T @ rescue[1]
         return total
     s2 = scale * scale
-    per_output = (X * X) @ s2[:p]
-    if fit_intercept:
-        per_output = per_output + s2[p]
-    with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt(np.sum(per_output * residuals * residuals, axis=1))
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        # ||s * g_i|| from the row divided by its largest entry m (x**2 of a tiny
+        # row underflows to 0, which would leave it unclipped), m put back after
+        # the square root; the intercept's part added with hypot.
+        m = np.max(np.abs(X), axis=1) if p else np.zeros(X.shape[0])
+        safe = np.where(m > 0, m, 1.0)
+        unit = X / safe[:, None]
+        r2 = residuals * residuals
+        norms = m * np.sqrt(np.sum(((unit * unit) @ s2[:p]) * r2, axis=1))
+        if fit_intercept:
+            norms = np.hypot(norms, np.sqrt(r2 @ s2[p]))
+        norms = np.nextafter(norms, np.inf)  # rounded up: a clip never too loose
         weighted = residuals * _factors(norms, clip_norm)[:, None]
     # A non-finite residual (an overflowed iterate), or a coefficient beyond _BIG,
     # contributes nothing: the sum stays finite, with the same sensitivity.

@@ -408,11 +408,13 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         except OverflowError:
             log_factor = math.inf
         # The largest clip norm the pass can use (DP-STAT's top level is below
-        # residual_bound * stat_growth): public, checked before the charge.
+        # residual_bound * stat_growth, or is resolution): public, checked before
+        # the charge.
         if self.variant == "ssgd":
             top = self.clip_norm if self.clip_norm is not None else x_norm
         else:
-            top = x_norm * self.residual_bound * self.stat_growth * log_factor
+            # DP-STAT returns resolution when it has no level to test.
+            top = x_norm * max(self.residual_bound * self.stat_growth, self.resolution) * log_factor
         if not top <= 1e300:
             raise ValueError(
                 f"The clip norm could reach {top:.3g} (x_norm * residual_bound * stat_growth * "

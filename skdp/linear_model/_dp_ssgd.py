@@ -84,23 +84,18 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
                 r += w[p]
             g_norm = abs(r) * norms[i]
             n_clipped += g_norm > clip_norm
-            if g_norm <= clip_norm:
-                scale = r
-            elif math.isfinite(g_norm):
-                scale = r * (clip_norm / g_norm)
-            elif math.isnan(r) or norms[i] == 0.0:  # an overflowed iterate: nothing
-                scale = 0.0
-            else:  # |r| or its product with the norm overflowed: clip along r's sign
-                scale = None
-            if scale is None:  # on the unit row: clip_norm / norm itself may overflow
+            if math.isnan(r) or norms[i] == 0.0:  # an overflowed iterate, or x = 0
+                gradient[:] = 0.0
+            elif g_norm <= clip_norm:
+                gradient[:p] = r * x
+                if fit_intercept:
+                    gradient[p] = r
+            else:  # clipped: clip_norm along r's sign on the unit row (no ratio to
+                # round, nor clip_norm / norm to overflow)
                 u = math.copysign(clip_norm, r)
                 gradient[:p] = u * (x / norms[i])
                 if fit_intercept:
                     gradient[p] = u / norms[i]
-            else:
-                gradient[:p] = scale * x
-                if fit_intercept:
-                    gradient[p] = scale
             w -= learning_rate * noise.add(i, gradient)
             if start + i >= tail_start:
                 tail_sum += w
