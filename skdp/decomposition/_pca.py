@@ -123,12 +123,12 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _probe_output(self, X) -> np.ndarray:
         """Zeros of the shape ``transform`` returns (a private search's dry run; public)."""
         n, d = np.shape(X)
         return np.zeros((n, d if self.n_components is None else self.n_components))
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Release the private covariance of X and decompose it (charges the budget).
 

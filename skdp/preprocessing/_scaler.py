@@ -358,11 +358,11 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             state = {**state, "_state": None}
         return state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _probe_output(self, X) -> np.ndarray:
         """Zeros of the shape ``transform`` returns (a private search's dry run; public)."""
         return np.zeros(np.shape(X))
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Release the private means and variances of X (charges the budget).
 
