@@ -507,3 +507,32 @@ def test_a_norm_bound_below_1e_minus_100_is_refused_before_the_charge(make):
         make(norm_bound=1e-300, accountant=acc, random_state=0).fit(X)
     assert acc.spent_mu == 0.0
     make(norm_bound=1e-100, accountant=acc, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("first,kw", [("exponential", {"beta": 0.9}), ("window", {"window": 5})])
+def test_a_one_shot_prefix_second_moment_sums_every_row(first, kw):
+    # With a weighted first workload and an unweighted (prefix) second one, the
+    # second moment's weights were passed as None, which the sums read as "the
+    # first moment's weights": an exponentially weighted sum (0.8 instead of 27).
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    est = StreamingMomentEstimator(epsilon=1e9, norm_bound=10.0, workload=first,
+                                   second_workload="prefix", random_state=0, **kw).fit(X)
+    # Noise std noise_stds_[1] per entry (diagonal); 6 stds is a 2e-9 two-sided miss.
+    np.testing.assert_allclose(est.second_moment_, X.T @ X, atol=6 * est.noise_stds_[1])
+
+
+def test_a_blt_damping_below_1e_minus_15_is_refused_before_the_charge():
+    # nu = 1e-17 rounded BLT's buffer decays to 1 and its calibration to NaN, after
+    # the charge (DP-SGD raised; the moments released NaN).
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from skdp.linear_model import DPSGDRegressor
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    acc = BudgetAccountant(epsilon=10, delta=1e-5)
+    with pytest.raises(InvalidParameterError, match="nu"):
+        DPSGDRegressor(nu=1e-17, clip_norm=1.0, accountant=acc).fit(X, X.sum(axis=1))
+    with pytest.raises(InvalidParameterError, match="nu"):
+        StreamingMomentEstimator(method="pp", noise_shaping="blt", nu=1e-17, norm_bound=1.0,
+                                 accountant=acc).partial_fit(X)
+    assert acc.spent_mu == 0.0

@@ -14,7 +14,7 @@ from skdp.mechanisms import make_rng
 from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
-from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import validate_private
 
 __all__ = ["PrivateGaussianDensity", "gaussian_kl", "private_covariances", "project_covariances"]
@@ -294,7 +294,7 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"density"}), None],
         "debias": ["boolean"],
         "noise_shaping": [StrOptions({"identity", "blt", "sqrt", "nu"}), "array-like"],
-        "nu": [Interval(Real, 0, 1, closed="left"), None],
+        "nu": [Interval(Real, 1e-15, 1, closed="left"), Options(Real, {0.0}), None],
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
         "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
         "bound_quantile": [Interval(Real, 0.5, 1, closed="neither")],

@@ -52,7 +52,7 @@ from skdp.mechanisms import (
 from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, private_step_inputs
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._progress import Progress
-from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import check_stream_weights, validate_private
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
@@ -283,8 +283,9 @@ noise : {'independent', 'nu'}, default='nu'
     approximation, see Memory): most of it cancels in the iterates, so the
     default step can be larger. 'independent' is DP-SGD.
 nu : float, default=0.01
-    Damping of the 'nu' noise, in [0, 1); 0 is the square root of the
-    prefix-sum matrix. Choquette-Choo et al. 2024 suggests ``nu <= learning_rate *
+    Damping of the 'nu' noise: 0 (the square root of the prefix-sum
+    matrix) or in [1e-15, 1) (BLT noise; smaller values round its
+    calibration to NaN). Choquette-Choo et al. 2024 suggests ``nu <= learning_rate *
     (smallest eigenvalue of the Hessian)``; tune it like the learning rate.
 batch_size : int or None, default=None
     Rows per step (at most n; the last batch of an epoch may be smaller).
@@ -503,7 +504,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         "optimizer": [StrOptions({"sgd", "adagrad", "adam"})],
         "private_moments": [StrOptions(set(PRIVATE_MOMENTS))],
         "noise": [StrOptions({"independent", "nu"})],
-        "nu": [Interval(Real, 0, 1, closed="left")],
+        "nu": [Interval(Real, 1e-15, 1, closed="left"), Options(Real, {0.0})],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "epochs": [Interval(Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],

@@ -63,13 +63,13 @@ SHAPINGS = ("identity", "blt", "sqrt", "nu")
 
 
 def _check_nu(nu, kind: str = "nu") -> float:
-    low = 0.0 if kind == "nu" else np.nextafter(0.0, 1.0)
+    # BLT's buffer decays round to 1 below nu ~ 1e-16, and its calibration turns NaN.
+    low, span = (0.0, "[0, 1)") if kind == "nu" else (1e-15, "[1e-15, 1)")
     if nu is None:
-        raise ValueError(f"The {kind!r} noise shaping needs nu in {'[0, 1)' if low == 0 else '(0, 1)'}.")
+        raise ValueError(f"The {kind!r} noise shaping needs nu in {span}.")
     nu = float(nu)
     if not (low <= nu < 1.0):
-        raise ValueError(f"The {kind!r} noise shaping needs nu in "
-                         f"{'[0, 1)' if low == 0 else '(0, 1)'}, got {nu}.")
+        raise ValueError(f"The {kind!r} noise shaping needs nu in {span}, got {nu}.")
     return nu
 
 

@@ -39,7 +39,7 @@ from skdp.moments._pp import pp_second_moment_inputs
 from skdp.moments._sums import moment_sums, second_moment_release
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
-from skdp.utils._sklearn import Interval, StrOptions, _fit_context
+from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import check_sample_weight, validate_private
 
 __all__ = ["StreamingMomentEstimator"]
@@ -141,8 +141,9 @@ noise_shaping : {'blt', 'identity', 'sqrt', 'nu'} or array-like, default='blt'
     every past noise draw (O(t d**2) memory and time per step); an array is
     your own lower-triangular invertible C (its size is the horizon).
 nu : float or None, default=None
-    Damping in [0, 1) for 'nu', and in (0, 1) for 'blt' (overrides the
-    tuning from ``n_steps``).
+    Damping in [0, 1) for 'nu', and in [1e-15, 1) for 'blt' (overrides the
+    tuning from ``n_steps``); values in (0, 1e-15) are refused (BLT's
+    calibration rounds to NaN there).
 n_steps : int or None, default=None
     The stream's expected length in steps. 'blt' is tuned for it (damping
     ``nu = 1 / n_steps`` for running sums and averages, ``1 - beta`` for an
@@ -277,7 +278,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         "beta": [Interval(Real, 0, 1, closed="right"), None],
         "window": [Interval(Integral, 1, None, closed="left"), None],
         "noise_shaping": [StrOptions(set(SHAPING_OPTIONS)), "array-like"],
-        "nu": [Interval(Real, 0, 1, closed="left"), None],
+        "nu": [Interval(Real, 1e-15, 1, closed="left"), Options(Real, {0.0}), None],
         "n_steps": [Interval(Integral, 1, None, closed="left"), None],
         "norm_bound": [Interval(Real, 1e-100, 1e100, closed="both"), None],
         "bound_quantile": [Interval(Real, 0.5, 1, closed="neither")],
@@ -342,7 +343,9 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             if not np.allclose(norms1, norms2):
                 raise ValueError("method='cs' privatises both moments with one noise-shaping "
                                  "matrix and one workload weight per row; these differ.")
-            return (*cs_noise_stds(mu, zeta, float(np.max(norms1)), self.tau, d), None)
+            # Nearly equal may still differ in the last digits: the larger bounds both.
+            factor = max(float(np.max(norms1)), float(np.max(norms2)))
+            return (*cs_noise_stds(mu, zeta, factor, self.tau, d), None)
         return 2.0 * zeta * float(np.max(norms1)) / mu, None, None
 
     def _calibrate(self, mu: float, d: int, zeta: float, W: float, norms1, norms2,
@@ -419,6 +422,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         # unweighted release.
         gamma, std1, std2, lam = self._calibrate(mu_release, d, zeta, W, norms1, norms2, means1)
         w1, w2 = _times(row1, sample_weight), _times(row2, sample_weight)
+        if w2 is None and w1 is not None:  # moment_sums reads None as "as weights1"
+            w2 = np.ones(n)
         first, second, total = sum_rows(
             partial(moment_sums, norm_bound=zeta, diagonal_only=self.diagonal_only), X, w1, w2)
         # One joint mechanism, mu_release-GDP by its calibration: its

@@ -7,8 +7,10 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
+    Options,
     StrOptions,
     validate_parameter_constraints,
 )
 
-__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context", "validate_parameter_constraints"]
+__all__ = ["HasMethods", "Interval", "Options", "StrOptions", "_fit_context",
+           "validate_parameter_constraints"]
