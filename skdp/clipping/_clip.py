@@ -332,8 +332,10 @@ def _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight=None):
         big = big.any(axis=1)
     # A clip limit clip / ||x|| below the normal range is rounded coarsely (a
     # subnormal keeps few digits): those rows are clipped in unit-row form too.
-    if clip_norm <= 1.0:  # beyond, clip / tiny is above every float
-        big |= row_norms > clip_norm / np.finfo(float).tiny
+    # (||x|| * tiny > clip, written so that nothing overflows; it underflows
+    # silently for ordinary rows.)
+    with np.errstate(under="ignore"):
+        big |= row_norms * np.finfo(float).tiny > clip_norm
     if not big.any():
         return c, None
     rows = np.flatnonzero(big)
