@@ -266,6 +266,47 @@ def test_a_pipeline_is_dry_run_past_its_first_private_step(first):
     assert len(acc.ledger) == 1
 
 
+def test_the_pipeline_walk_checks_what_sklearn_checks_and_stops_where_the_stand_in_ends():
+    # Fourteenth review: the walk skipped scikit-learn's own Pipeline checks (an invalid
+    # verbose charged, then raised), and a stateless step that cannot take the zeros
+    # stand-in (a row normalisation, a column selection by name) refused a valid search.
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(3000, 4)), columns=list("abcd"))
+    y = X.sum(axis=1)
+
+    def gd():
+        return DPLinearRegressionGD(bounds_X=(-5.0, 5.0), bounds_y=(-10.0, 10.0), clip_norm=5.0)
+
+    acc = BudgetAccountant(epsilon=100.0, delta=1e-5)
+    bad = Pipeline([("s", DPStandardScaler(bounds=(-4.0, 4.0))), ("r", gd())], verbose="yes")
+    with pytest.raises(ValueError, match="verbose"):
+        DPGridSearchCV(bad, {}, epsilon=5.0, accountant=acc).fit(X, y)
+    assert acc.ledger == []
+    normalise = FunctionTransformer(lambda Z: Z / np.linalg.norm(Z, axis=1, keepdims=True))
+    select = FunctionTransformer(lambda d: d[["a", "b"]])
+    for pipe in (make_pipeline(DPStandardScaler(bounds=(-4.0, 4.0)), normalise, gd()),
+                 make_pipeline(DPStandardScaler(bounds=(-4.0, 4.0)), select, gd())
+                 .set_output(transform="pandas")):
+        DPGridSearchCV(pipe, {}, epsilon=5.0, accountant=acc).fit(X, y)
+    assert len(acc.ledger) == 2
+
+
+@pytest.mark.parametrize("estimator,scoring,labels,match", [
+    (make_pipeline(DPStandardScaler(bounds=(-4.0, 4.0))), "neg_mean_squared_error", "numbers",
+     "predict"),
+    (DPLinearRegressionGD(), "neg_log_loss", "numbers", "predict_proba"),
+    (DPSGDClassifier(classes=["a", "b"]), "neg_mean_squared_error", "strings", "numeric labels"),
+])
+def test_a_scoring_the_candidates_cannot_serve_fails_before_the_charge(estimator, scoring,
+                                                                       labels, match):
+    X, y = _linear(n=300, seed=9)
+    if labels == "strings":
+        y = np.where(y > 0, "a", "b")
+    acc = BudgetAccountant(epsilon=100.0, delta=1e-5)
+    with pytest.raises((TypeError, ValueError), match=match):
+        DPGridSearchCV(estimator, {}, scoring=scoring, epsilon=5.0, accountant=acc).fit(X, y)
+    assert acc.ledger == []
+
+
 def test_a_huge_validation_value_raises_no_warning_after_the_charge():
     # Validation rows reach predict uncapped: 1e308 times a coefficient overflowed in
     # the accuracy score's predict, and the RuntimeWarning, shown by default, told after

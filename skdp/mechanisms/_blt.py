@@ -62,7 +62,7 @@ def blt_parameters(nu: float, resolution: float = 1.5) -> tuple[np.ndarray, np.n
     Parameters
     ----------
     nu : float
-        Damping in (0, 1); the noise is tuned for streams of about ``1 / nu``
+        Damping in [1e-15, 1); the noise is tuned for streams of about ``1 / nu``
         steps.
     resolution : float, default=1.5
         Step h of the quadrature; smaller is more accurate and uses more
@@ -83,8 +83,8 @@ def blt_parameters(nu: float, resolution: float = 1.5) -> tuple[np.ndarray, np.n
     (array([1.  , 0.5 , 0.37, 0.31]), array([1.  , 0.5 , 0.37, 0.31]))
     """
     nu = float(nu)
-    if not (0.0 < nu < 1.0):
-        raise ValueError(f"BLT noise needs nu in (0, 1), got {nu}.")
+    if not (1e-15 <= nu < 1.0):  # below, the decays round to 1 and the calibration to NaN
+        raise ValueError(f"BLT noise needs nu in [1e-15, 1), got {nu}.")
     h = float(resolution)
     if not (0.0 < h <= 3.0):
         raise ValueError(f"resolution must be in (0, 3], got {resolution}.")

@@ -90,38 +90,89 @@ def _estimator_has(attr):
     return check
 
 
-def _dry_run(est, X, y):
-    """Fit ``est`` up to the charge of each private step; returns a stand-in for its output.
+def _check_scorable(candidates, scoring: str, y) -> None:
+    """Refuse, before the charge, a scoring that the candidates or the labels cannot serve."""
+    kind = SCORINGS[scoring][0]
+    needed = "predict_proba" if kind == "log" else "predict"
+    for est in candidates:
+        if not hasattr(est, needed):
+            raise TypeError(f"scoring={scoring!r} needs the candidates' {needed}, which "
+                            f"{type(est).__name__} does not have.")
+    # Text labels only (complex or otherwise odd numbers are the estimators' to refuse).
+    if kind in ("squared", "absolute") and np.asarray(y).dtype.kind in "USO":
+        try:
+            np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"scoring={scoring!r} needs numeric labels; use 'accuracy' or "
+                             "'neg_log_loss' for class labels.") from None
 
-    A private step's fit validates its parameters and data, then stops at
-    its charge (its accountant is a :class:`Probe`). A Pipeline is walked
-    step by step: a stateless step runs, and a private transformer that can
-    say the shape of its output from public quantities (``_probe_output``:
-    skdp's scaler and PCA) passes zeros of that shape on, so that the steps
-    after it are checked too (before, a pipeline's dry run ended at its
-    first private step, and a later step's check, such as too few rows for
-    a private bound, failed after the search had charged). A step that
-    cannot say its output's shape ends the walk. Returns None when the
-    output is not known.
-    """
-    if isinstance(est, Pipeline):
-        Xt = X
-        for _, step in est.steps:
-            if step is None or (isinstance(step, str) and step == "passthrough"):
-                continue
-            if Xt is None:
-                return None
-            Xt = _dry_run(step, Xt, y)
-        return Xt
-    if not _is_private(est):  # stateless (private_steps refuses the others)
-        return clone(est).fit_transform(X, y) if hasattr(est, "fit_transform") else None
+
+def _probe_fit(est, X, y) -> None:
+    """Fit ``est`` (its accountants are :class:`Probe` ledgers) until its first charge."""
     try:
         est.fit(X, y)
     except ProbeDone:
-        probe_output = getattr(est, "_probe_output", None)
-        return None if probe_output is None else probe_output(X)
+        return
     raise TypeError(f"{type(est).__name__} fitted without charging its accountant; a "
                     "private search cannot vouch for it.")
+
+
+def _dry_run(est, X, y, mu: float) -> None:
+    """Fit ``est`` up to the charge of each private step, before the search charges anything.
+
+    A private step's fit validates its parameters and data, then stops at
+    its charge (its accountants are :class:`Probe` ledgers of the
+    candidate's share ``mu``). A Pipeline is first fitted as a whole up to
+    its first charge (scikit-learn's own checks of the pipeline, and the
+    steps up to the first private one), then walked step by step with one
+    fresh probe for all its steps, whose charges must fit in ``mu``
+    together: after a private transformer that can say the shape of its
+    output from public quantities (``_probe_output``: skdp's scaler and PCA)
+    zeros of that shape stand in for its output, so that the later steps'
+    own checks (too few rows for a private bound, for example) also run
+    before the charge. The walk ends where the output is no longer known: a
+    private transformer without ``_probe_output``, or a stateless step that
+    fails or gives non-finite values on the stand-in (a row normalisation of
+    zeros, a column selection by name on an array): the real data may suit
+    it, so that is no reason to refuse the search.
+    """
+    _probe_fit(est, X, y)
+    if not isinstance(est, Pipeline):
+        return
+    set_accountants(est, Probe(mu))
+    _walk(est, X, y, stand_in=False)
+
+
+def _walk(est, X, y, stand_in: bool):
+    """One step (or a nested Pipeline) of :func:`_dry_run`'s walk.
+
+    Returns its output (None when unknown) and whether that output is a
+    stand-in rather than a transform of the data.
+    """
+    if isinstance(est, Pipeline):
+        for _, step in est.steps:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            if X is None:
+                return None, stand_in
+            X, stand_in = _walk(step, X, y, stand_in)
+        return X, stand_in
+    if not _is_private(est):  # stateless (private_steps refuses the others)
+        if not hasattr(est, "fit_transform"):
+            return None, stand_in
+        if not stand_in:
+            return clone(est).fit_transform(X, y), False
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out = clone(est).fit_transform(X, y)
+            finite = np.all(np.isfinite(np.asarray(out, dtype=float)))
+        except Exception:  # the stand-in, not the data, may be what it cannot take
+            return None, True
+        return (out if finite else None), True
+    _probe_fit(est, X, y)
+    probe_output = getattr(est, "_probe_output", None)
+    return (None if probe_output is None else probe_output(X)), True
 
 
 class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator):
@@ -271,6 +322,7 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
             mu, m, uses_per_row(split_list, n), self.refit, self.selection_share)
         ledger = self._ledger()
         candidates = [self._candidate(params, mu_candidate) for params in params_list]
+        _check_scorable(candidates, scoring, y)
         # Dry runs up to the charge. First on all rows (the data's schema, validation
         # rows included): with refit every candidate at the refit's share (its own
         # checks: any candidate may be chosen), else the first one. Then every
@@ -284,7 +336,7 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         probes += [(c, (X_probe, y_probe), mu_candidate) for c in candidates]
         for est, data, mu_probe in probes:
             set_accountants(est, Probe(mu_probe))
-            _dry_run(est, *data)
+            _dry_run(est, *data, mu_probe)
         del candidates, probes, X_probe, y_probe
 
         entry = None

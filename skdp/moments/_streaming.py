@@ -423,7 +423,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         gamma, std1, std2, lam = self._calibrate(mu_release, d, zeta, W, norms1, norms2, means1)
         w1, w2 = _times(row1, sample_weight), _times(row2, sample_weight)
         if w2 is None and w1 is not None:  # moment_sums reads None as "as weights1"
-            w2 = np.ones(n)
+            w2 = np.ones_like(w1)
         first, second, total = sum_rows(
             partial(moment_sums, norm_bound=zeta, diagonal_only=self.diagonal_only), X, w1, w2)
         # One joint mechanism, mu_release-GDP by its calibration: its
