@@ -163,17 +163,18 @@ stat_fraction : float, default=0.1
     Share of each step's ``n // T`` rows that forms the stat sample (the
     paper's ``s = b / 10`` is 1/11).
 x_norm : float or None, default=None
-    Declared norm scale R_x, in [1e-100, 1e100], of the rows ``(x_i, 1)`` (``x_i`` alone without
-    intercept). None means ``sqrt(n_features + fit_intercept)``, the expected
-    norm of standardised features. The clip norm is
-    ``x_norm * gamma_t * ln(n)**tail_exponent``.
+    Declared norm scale R_x, in [1e-100, 1e100], of the rows ``(x_i, 1)``
+    (``x_i`` alone without intercept). None means ``sqrt(n_features +
+    fit_intercept)``, the expected norm of standardised features. The clip
+    norm is ``x_norm * gamma_t * ln(n)**tail_exponent``.
 residual_bound : float, default=10.0
-    DP-STAT's domain size B, in [1e-100, 1e100]: the largest residual threshold it can return
-    (for labels of unit scale). Larger residuals are clipped.
+    DP-STAT's domain size B, in [1e-100, 1e100]: the largest residual
+    threshold it can return (for labels of unit scale). Larger residuals are
+    clipped.
 resolution : float, default=1e-4
-    DP-STAT's smallest threshold Delta, in [1e-100, 1e100] (the paper's ``B / N**200`` would need
-    thousands of noisy counts). The error cannot follow the label noise below
-    about this scale.
+    DP-STAT's smallest threshold Delta, in [1e-100, 1e100] (the paper's
+    ``B / N**200`` would need thousands of noisy counts). The error cannot
+    follow the label noise below about this scale.
 stat_growth : float, default=sqrt(2)
     Ratio between DP-STAT's consecutive thresholds (the paper doubles). It
     fixes the number of noisy counts, ``L = ceil(log(residual_bound /
@@ -200,8 +201,8 @@ fit_intercept : bool, default=True
     clipped gradient. The data are never centred.
 variant : {'ambssgd', 'ssgd'}, default='ambssgd'
 clip_norm : float or None, default=None
-    Fixed clip norm of 'ssgd', in [1e-100, 1e100] (ignored by 'ambssgd'). None means ``x_norm``,
-    i.e. residuals of unit scale.
+    Fixed clip norm of 'ssgd', in [1e-100, 1e100] (ignored by 'ambssgd').
+    None means ``x_norm``, i.e. residuals of unit scale.
 %(accountant)s
 %(random_state)s
 
@@ -414,7 +415,8 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
             top = self.clip_norm if self.clip_norm is not None else x_norm
         else:
             # DP-STAT returns resolution when it has no level to test.
-            top = x_norm * max(self.residual_bound * self.stat_growth, self.resolution) * log_factor
+            top_level = max(self.residual_bound * self.stat_growth, self.resolution)
+            top = x_norm * top_level * log_factor
         if not top <= 1e300:
             raise ValueError(
                 f"The clip norm could reach {top:.3g} (x_norm * residual_bound * stat_growth * "
