@@ -285,8 +285,9 @@ noise : {'independent', 'nu'}, default='nu'
 nu : float, default=0.01
     Damping of the 'nu' noise: 0 (the square root of the prefix-sum
     matrix) or in [1e-15, 1) (BLT noise; smaller values round its
-    calibration to NaN). Choquette-Choo et al. 2024 suggests ``nu <= learning_rate *
-    (smallest eigenvalue of the Hessian)``; tune it like the learning rate.
+    calibration to NaN). Choquette-Choo et al. 2024 suggests ``nu <=
+    learning_rate * (smallest eigenvalue of the Hessian)``; tune it like the
+    learning rate.
 batch_size : int or None, default=None
     Rows per step (at most n; the last batch of an epoch may be smaller).
     None plans it from the public n of the first call: ``n / 500`` rows,
@@ -337,10 +338,11 @@ betas : tuple of float, default=(0.9, 0.999)
     Decay rates of 'adam'.
 eps_stability : float or None, default=None
     Floor of AdaGrad's and Adam's denominator, ``max(sqrt(v), eps)``, and
-    the eps of scale-then-privatize, in [1e-100, 1e100]. None means the std of the noise on one
-    step's mean gradient, ``noise_std_ / batch_size_`` (public): below it the
-    private second moment cannot tell signal from noise, and the floor keeps
-    a second moment debiased to zero from blowing up the step.
+    the eps of scale-then-privatize, in [1e-100, 1e100]. None means the std
+    of the noise on one step's mean gradient, ``noise_std_ / batch_size_``
+    (public): below it the private second moment cannot tell signal from
+    noise, and the floor keeps a second moment debiased to zero from
+    blowing up the step.
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
     clipped gradient.%(classes)s
