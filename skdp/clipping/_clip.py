@@ -225,7 +225,7 @@ def clipped_residuals(row_norms, residuals, clip_norm: float) -> np.ndarray:
                               np.asarray(residuals, dtype=float), _check_clip_norm(clip_norm))
 
 
-def _clipped_residuals(row_norms, residuals, clip_norm):
+def _clipped_residuals(row_norms, residuals, clip_norm, *, repair: bool = True):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if residuals.ndim == 1:
             # r * min(1, c / (||x|| |r|)) = r clipped to [-c / ||x||, c / ||x||].
@@ -235,6 +235,8 @@ def _clipped_residuals(row_norms, residuals, clip_norm):
             out = np.clip(residuals, -limit, limit)
         else:
             out = residuals * _gradient_factors(row_norms, residuals, clip_norm)[:, None]
+    if not repair:  # the caller takes non-finite rows in unit-row form
+        return out
     bad = ~np.isfinite(out)
     if not bad.any():
         return out
@@ -320,24 +322,27 @@ def _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight=None):
     (rows, v)``, the coefficients ``w_i u_i`` of the unit rows ``x_i /
     ||x_i||`` (:func:`_unit_clipped`); None when there is none.
     """
-    c = _clipped_residuals(row_norms, residuals, clip_norm)
+    # Non-finite coefficients (an infinite or NaN residual) are rescued below.
+    c = _clipped_residuals(row_norms, residuals, clip_norm, repair=False)
     flat = residuals.ndim == 1
     if sample_weight is not None:
         w = np.asarray(sample_weight, dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
             c = c * (w if flat else w[:, None])
-    with np.errstate(invalid="ignore"):
-        big = ~(np.abs(c) <= _BIG)
-    if not flat:
-        big = big.any(axis=1)
+    if c.size == 0:
+        return c, None
     # A clip limit clip / ||x|| below the normal range is rounded coarsely (a
     # subnormal keeps few digits): those rows are clipped in unit-row form too.
-    # (||x|| * tiny > clip, written so that nothing overflows; it underflows
-    # silently for ordinary rows.)
-    with np.errstate(under="ignore"):
-        big |= row_norms * np.finfo(float).tiny > clip_norm
-    if not big.any():
-        return c, None
+    # (||x|| * tiny > clip, written so that nothing overflows.) The common case,
+    # no such row, costs two reductions.
+    tiny = np.finfo(float).tiny
+    with np.errstate(invalid="ignore", under="ignore"):
+        if np.max(np.abs(c)) <= _BIG and not np.max(row_norms) * tiny > clip_norm:
+            return c, None
+        big = ~(np.abs(c) <= _BIG)
+        if not flat:
+            big = big.any(axis=1)
+        big |= row_norms * tiny > clip_norm
     rows = np.flatnonzero(big)
     c[rows] = 0.0
     v = _unit_clipped(row_norms[rows], residuals[rows], clip_norm)
