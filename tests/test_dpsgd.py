@@ -295,7 +295,8 @@ def test_independent_moments_not_worse_than_post_processing_papers_002_5_1():
     assert diff.mean() <= diff.std(ddof=1) / np.sqrt(30)
 
 
-@pytest.mark.slow
+# A 54 s reproduction (the longest in the suite): a benchmark, run with -m benchmark.
+@pytest.mark.benchmark
 def test_nu_dp_ftrl_halves_the_excess_risk_of_dp_sgd_papers_003():
     # Choquette-Choo et al. 2024: d = 20, eigenvalues k^-1.5, T = 20,000 rows in one pass at
     # batch 1, the same (epsilon, delta), learning rate tuned on the same grid.
