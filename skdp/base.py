@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp._secure import is_secure_mode
 from skdp.accounting import BudgetAccountant, budget_mu, spent_epsilon
+from skdp.mechanisms._random import MAX_WEIGHT as MAX_WEIGHT  # re-exported: the estimators' bound
 from skdp.mechanisms._random import check_random_state_type, make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 
@@ -98,11 +99,6 @@ PRIVACY_PARAMS_DOC = {
         any budget is charged. Without ``sample_weight`` every row weighs 1
         and the noise is that of ``max_weight=1``, whatever its value.""",
 }
-
-
-#: Largest ``max_weight`` accepted: with clip norms and bounds up to 1e100, sums of
-#: n rows of weight up to 1e10 (and their squares) stay far below the float range.
-MAX_WEIGHT = 1e10
 
 
 def weight_bound(sample_weight, max_weight: float) -> float:

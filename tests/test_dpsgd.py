@@ -1,6 +1,7 @@
 """DPSGDRegressor / DPSGDClassifier: calibration, streaming, sklearn citizenship, papers' claims."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -492,3 +493,17 @@ def test_bounds_give_the_original_scale():
     assert clf.coef_.shape == (1, 2) and clf.score(X, y > 200) > 0.8
     with pytest.raises(ValueError, match="bounds_X"):
         DPSGDRegressor(bounds_X=(1.0, 0.0)).fit(X, y)
+
+
+def test_the_default_stability_floor_stays_in_its_documented_range():
+    # The default eps_stability_ is the noise std of one step's mean gradient,
+    # proportional to clip_norm * max_weight: at a tiny clip and weight bound it
+    # fell far below the range [1e-100, 1e100] that a declared value must keep.
+    X = np.random.default_rng(0).normal(size=(2000, 3))
+    reg = DPSGDRegressor(optimizer="adam", clip_norm=1e-100, max_weight=1e-200,
+                         random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg.fit(X, X.sum(axis=1), sample_weight=np.full(2000, 1e-200))
+    assert reg.eps_stability_ == 1e-100
+    assert np.all(np.isfinite(reg.coef_))

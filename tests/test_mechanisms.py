@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 from scipy.special import binom
 
+from skdp.clipping import geometric_grid, private_quantiles
 from skdp.mechanisms import (
+    MAX_WEIGHT,
     CorrelatedNoise,
+    PlannedRelease,
     WorkloadStream,
     blt_coefficients,
     blt_parameters,
@@ -13,9 +16,12 @@ from skdp.mechanisms import (
     correlated_noise,
     cyclic_sensitivity_factor,
     gaussian_noise,
+    gaussian_release,
     make_rng,
     noise_shaping_matrix,
     private_gram,
+    record_release,
+    record_releases,
     secure_mode,
     sensitivity_factor,
     toeplitz_coefficients,
@@ -86,6 +92,51 @@ def test_a_weighted_gram_release_is_exactly_symmetric():
                                 max_weight=2.0)
         np.testing.assert_array_equal(G, G.T)
 
+
+
+def test_a_scalar_release_draws_what_the_general_path_draws():
+    # gaussian_release takes a fast path for one scalar std (no broadcasting):
+    # the same noise, the same record, the same errors as PlannedRelease.
+    value = np.arange(6.0).reshape(2, 3)
+    with record_releases() as fast_log:
+        fast = gaussian_release(value, 0.5, make_rng(3), name="a", sensitivity=2.0, weight=4.0)
+    with record_releases() as slow_log:
+        slow = PlannedRelease(0.5, 1, value.shape, make_rng(3), name="a", sensitivity=2.0,
+                              weight=4.0).add(0, value)
+    np.testing.assert_array_equal(fast, slow)
+    assert fast_log == slow_log and len(fast_log) == 1 and fast_log[0].size == 6
+    for std in (-1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="finite and >= 0"):
+            gaussian_release(value, std, make_rng(0))
+
+
+def test_every_release_refuses_a_weight_bound_beyond_max_weight():
+    # With weights above 1e10 a sum of rows can overflow on one table and not on
+    # its neighbour (the Gram of 180 rows at weight 1e206 did, of 179 rows not):
+    # the release functions refuse the bound, so the public helpers keep it too.
+    X, w = np.ones((10, 2)), np.ones(10)
+    too_big = MAX_WEIGHT * 10
+    calls = [
+        lambda: gaussian_release(np.zeros(2), 1.0, make_rng(0), weight=too_big),
+        lambda: gaussian_noise(1.0, 2, make_rng(0), weight=too_big),
+        lambda: PlannedRelease(1.0, 3, 2, make_rng(0), weight=too_big),
+        lambda: record_release("a", 1.0, 1.0, weight=too_big),
+        lambda: private_gram(X, fit_intercept=True, norm_bound=1.0, mu=1.0, rng=make_rng(0),
+                             sample_weight=w, max_weight=too_big),
+        lambda: private_quantiles(np.ones((8, 1)), geometric_grid()[:8], mu=1.0,
+                                  rng=make_rng(0), max_weight=too_big),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="max_weight"):
+            call()
+    with secure_mode(), pytest.raises(ValueError, match="max_weight"):
+        gaussian_release(np.zeros(2), 1.0, make_rng(None), weight=too_big)
+    gaussian_release(np.zeros(2), 1.0, make_rng(0), weight=MAX_WEIGHT)  # the bound itself
+    gaussian_release(np.zeros(2), 1.0, make_rng(0), weight=None)  # counts ignoring weights
+    # A Gram's declared norm bound too: rows clipped to 1e150 have squares of 1e300.
+    for bound in (1e150, 1e-150):
+        with pytest.raises(ValueError, match="norm_bound"):
+            private_gram(X, fit_intercept=True, norm_bound=bound, mu=1.0, rng=make_rng(0))
 
 def test_gaussian_noise_std_monte_carlo():
     # The sample variance of N iid N(0, s^2) draws has std s^2 sqrt(2 / (N - 1));

@@ -501,3 +501,44 @@ def test_losing_candidates_warnings_are_collected_not_shown():
     assert "clipped" in notes[0]
     assert search.best_params_ == {"clip_norm": None}
     assert not any("clipped" in str(w.message) for w in caught)
+
+
+class _WarningSpy(_Spy):
+    """Warns before its charge; with ``fail_at`` levels, raises there instead of charging."""
+
+    def __init__(self, *, epsilon=1.0, delta=1e-6, accountant=None, random_state=None, level=0.0,
+                 fail_at=()):
+        super().__init__(epsilon=epsilon, delta=delta, accountant=accountant,
+                         random_state=random_state, level=level)
+        self.fail_at = fail_at
+
+    def fit(self, X, y):
+        warnings.warn("spy: read before the charge", UserWarning)
+        if self.level in self.fail_at:
+            raise ValueError("spy: refused")
+        return super().fit(X, y)
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_dry_run_warning_is_shown_once_per_search(refit):
+    # Every candidate is dry-run on all rows (with refit) and on a training part,
+    # before the charge: a warning raised there used to be shown once per dry run.
+    X, y = _linear(n=400)
+    search = DPGridSearchCV(_WarningSpy(), {"level": [0.0, 1.0, 2.0]}, cv=2, refit=refit,
+                            random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    shown = [w for w in caught if str(w.message) == "spy: read before the charge"]
+    # The real fits' warnings are collected per candidate; the refit's are its own.
+    assert len(shown) == 1 + refit
+    # A dry run's error comes with the warnings raised before it, once, and no charge.
+    ledger = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    failing = DPGridSearchCV(_WarningSpy(fail_at=(2.0,)), {"level": [0.0, 1.0, 2.0]}, cv=2,
+                             refit=refit, random_state=0, accountant=ledger)
+    with warnings.catch_warnings(record=True) as caught, \
+            pytest.raises(ValueError, match="spy: refused"):
+        warnings.simplefilter("always")
+        failing.fit(X, y)
+    assert [str(w.message) for w in caught] == ["spy: read before the charge"]
+    assert ledger.spent_mu == 0.0

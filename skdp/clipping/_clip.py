@@ -242,20 +242,15 @@ def _clipped_residuals(row_norms, residuals, clip_norm, *, repair: bool = True):
         return out
     rows = bad if out.ndim == 1 else bad.any(axis=1)
     # Left: an infinite residual on a row of norm 0 (1-D), or (K-D) a row with an
-    # infinite entry (its factor is 0) or a NaN. Clip the infinite ones along the
-    # signs of their infinite entries; the rest (NaN, norm 0) contribute nothing.
-    r = residuals[rows]
-    direction = np.where(np.isinf(r), np.sign(r), 0.0)
-    if r.ndim > 1:
-        direction[np.isnan(r).any(axis=1)] = 0.0
-        size = np.sqrt(np.einsum("ij,ij->i", direction, direction))
-        size[size == 0] = 1.0
-        direction /= size[:, None]
+    # infinite entry (its factor is 0) or a NaN: the unit-row clip, divided back by
+    # the norm (an infinite residual clipped along the signs of its infinite
+    # entries; a NaN, or a row of norm 0, contributes nothing).
+    n = row_norms[rows]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        limit = np.where(row_norms[rows] > 0, clip_norm / row_norms[rows], 0.0)
-    with np.errstate(invalid="ignore"):
-        clipped = direction * (limit if r.ndim == 1 else limit[:, None])
-    out[rows] = np.where(direction == 0, 0.0, clipped)
+        fixed = _unit_clipped(n, residuals[rows], clip_norm)
+        fixed = fixed / (n if fixed.ndim == 1 else n[:, None])
+    fixed[n == 0] = 0.0
+    out[rows] = fixed
     return out
 
 

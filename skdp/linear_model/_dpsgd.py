@@ -340,9 +340,9 @@ eps_stability : float or None, default=None
     Floor of AdaGrad's and Adam's denominator, ``max(sqrt(v), eps)``, and
     the eps of scale-then-privatize, in [1e-100, 1e100]. None means the std
     of the noise on one step's mean gradient, ``noise_std_ / batch_size_``
-    (public): below it the private second moment cannot tell signal from
-    noise, and the floor keeps a second moment debiased to zero from
-    blowing up the step.
+    (public; brought into the same range): below it the private second
+    moment cannot tell signal from noise, and the floor keeps a second
+    moment debiased to zero from blowing up the step.
 fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
     clipped gradient.%(classes)s
@@ -620,7 +620,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                 if planned_clip else float(self.clip_norm))
         zeta = clip * W  # bound on w_i clip(g_i)
         std1, std2 = moment_noise_stds(variant, mu_train, zeta, int(np.prod(shape)), kappa)
-        eps = self.eps_stability if self.eps_stability is not None else std1 / b
+        eps = (self.eps_stability if self.eps_stability is not None
+               else min(max(std1 / b, 1e-100), 1e100))  # the documented range
         if self.optimizer == "sgd":
             optimizer = SGD(lr, momentum=self.momentum)
         elif self.optimizer == "adagrad":

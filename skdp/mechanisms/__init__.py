@@ -20,6 +20,7 @@ from skdp.mechanisms._noise_shaping import (
 )
 from skdp.mechanisms._participation import cyclic_sensitivity_factor
 from skdp.mechanisms._random import (
+    MAX_WEIGHT,
     PlannedRelease,
     Release,
     composed_mu,
@@ -37,6 +38,7 @@ from skdp.mechanisms._random import (
 from skdp.mechanisms._workloads import WORKLOADS, WorkloadStream, workload_matrix
 
 __all__ = [
+    "MAX_WEIGHT",
     "GridPlan",
     "PlannedRelease",
     "discrete_gaussian",

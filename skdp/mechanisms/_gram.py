@@ -69,7 +69,8 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         Append a constant 1 column after X.
     norm_bound : float
         Rows of Z are clipped to this L2 norm (a declared bound, never taken
-        from the data).
+        from the data), in [1e-100, 1e100]: beyond, a sum of clipped squares
+        could overflow on some tables and not on others.
     mu : float
         GDP budget of the release.
     rng : numpy.random.Generator
@@ -103,6 +104,8 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
     >>> G.shape, round(std, 4)
     ((3, 3), 1.4142)
     """
+    if not 1e-100 <= float(norm_bound) <= 1e100:
+        raise ValueError(f"norm_bound must lie in [1e-100, 1e100], got {norm_bound}.")
     if not is_dask(X):  # a Dask X is summed where its partitions are
         X = np.asarray(X, dtype=float)
         y = None if y is None else np.asarray(y, dtype=float)

@@ -28,7 +28,7 @@ import numpy as np
 from skdp._secure import is_secure_mode, secure_mode, set_secure_mode
 from skdp.mechanisms._discrete_gaussian import GridPlan
 
-__all__ = ["PlannedRelease", "Release", "composed_mu", "gaussian_noise", "gaussian_release",
+__all__ = ["MAX_WEIGHT", "PlannedRelease", "Release", "composed_mu", "gaussian_noise", "gaussian_release",
            "is_secure_mode", "make_rng", "record_release", "record_releases", "secure_mode",
            "set_secure_mode", "spawn_rngs", "symmetric_release"]
 
@@ -185,6 +185,19 @@ class Release:
         return self.sensitivity / self.std if self.sensitivity else 0.0
 
 
+#: Largest row-weight bound a release accepts (``max_weight`` of every estimator and
+#: helper): with clip norms and bounds up to 1e100, sums of n rows of weight up to
+#: 1e10 (and their squares) stay far below the float range, so whether a sum
+#: overflows can never depend on the rows.
+MAX_WEIGHT = 1e10
+
+
+def _check_weight(weight) -> None:
+    if weight is not None and not (0.0 <= float(weight) <= MAX_WEIGHT):
+        raise ValueError(f"The weight bound (max_weight) must lie in [0, {MAX_WEIGHT:g}], "
+                         f"got {weight}: a sum of rows weighted beyond it may overflow.")
+
+
 _RECORDERS: list[list[Release]] = []
 _RECORDERS_LOCK = threading.Lock()
 _TAGS = threading.local()
@@ -281,6 +294,7 @@ def record_release(name: str, sensitivity: float, std: float, weight: float | No
     part : hashable or None, default=None
         As in :class:`Release`.
     """
+    _check_weight(weight)
     _record(name, sensitivity, std, weight, 0, None, part)
 
 
@@ -357,6 +371,7 @@ def gaussian_noise(std, size, rng: np.random.Generator, *, name: str = "gaussian
         raise RuntimeError(
             "Secure mode is on: noise is only added on a grid, by gaussian_release, "
             "PlannedRelease or CorrelatedNoise.release; gaussian_noise is not a release.")
+    _check_weight(weight)
     std = np.asarray(std, dtype=float)
     if not np.all(np.isfinite(std)) or np.any(std < 0):
         raise ValueError(f"Noise std must be finite and >= 0, got {std}.")
@@ -413,6 +428,7 @@ class PlannedRelease:
                                          sensitivity=sensitivity, weight=weight, part=part,
                                          weight_power=weight_power)
             return
+        _check_weight(weight)
         if _RECORDERS:
             _record(name, sensitivity, std, weight, int(count) * math.prod(shape), None, part,
                     weight_power)
@@ -477,6 +493,17 @@ def gaussian_release(value, std, rng: np.random.Generator, *, name: str = "gauss
     (3,)
     """
     value = np.asarray(value, dtype=float)
+    if np.ndim(std) == 0 and not is_secure_mode():
+        # The common case, one scalar std, without PlannedRelease's broadcasting
+        # (a DP-GD step on a small table spent half its time there): the same
+        # checks, record and draws as the general path below.
+        s = float(std)
+        if not (math.isfinite(s) and s >= 0):
+            raise ValueError(f"Noise std must be finite and >= 0, got {s}.")
+        _check_weight(weight)
+        if _RECORDERS:
+            _record(name, sensitivity, s, weight, value.size, rng, part, weight_power)
+        return value + rng.standard_normal(value.shape) * s
     return PlannedRelease(std, 1, value.shape, rng, name=name, sensitivity=sensitivity,
                           weight=weight, part=part, weight_power=weight_power,
                           mechanism_mu=mechanism_mu, share=share).add(0, value)

@@ -334,10 +334,20 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
                    for params in params_list] if self.refit
                   else [(candidates[0], (X, y), mu_candidate)])
         probes += [(c, (X_probe, y_probe), mu_candidate) for c in candidates]
-        for est, data, mu_probe in probes:
-            set_accountants(est, Probe(mu_probe))
-            _dry_run(est, *data, mu_probe)
-        del candidates, probes, X_probe, y_probe
+        # The dry runs' warnings (a candidate's before its charge: classes=None, say)
+        # are shown once each, not once per dry run.
+        caught = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                for est, data, mu_probe in probes:
+                    set_accountants(est, Probe(mu_probe))
+                    _dry_run(est, *data, mu_probe)
+        finally:  # also before a dry run's error
+            for key in dict.fromkeys((w.category, str(w.message)) for w in caught):
+                w = next(w for w in caught if (w.category, str(w.message)) == key)
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        del candidates, probes, X_probe, y_probe, caught
 
         entry = None
         if ledger is not None:  # once, for everything, before any noise
