@@ -12,10 +12,12 @@ k-fold cross-validation has u = k.
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Integral
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 
@@ -101,7 +103,17 @@ def selection_budget(mu: float, n_candidates: int, uses: int, refit: bool,
 
 
 def _is_private(est) -> bool:
+    cls = type(est)
+    if getattr(cls, "get_params", None) is BaseEstimator.get_params:
+        # get_params reads the signature of __init__ on every call (a private
+        # search asks this a few dozen times per fit): the names, once per class.
+        return _has_privacy_params(cls)
     return hasattr(est, "get_params") and set(_PRIVACY_PARAMS) <= est.get_params(deep=False).keys()
+
+
+@functools.lru_cache(maxsize=None)
+def _has_privacy_params(cls) -> bool:
+    return set(_PRIVACY_PARAMS) <= set(cls._get_param_names())
 
 
 def private_steps(estimator, prefix: str = "") -> list[tuple[str, object]]:
