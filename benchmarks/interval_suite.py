@@ -50,7 +50,10 @@ penguins) and ``fresh3`` (eight more, chosen before any fit, after
 ``fresh2`` had been read, and run once on the method as changed since:
 Credit, Auto, k401ksubs, DoctorVisits, Salaries, gpa2, Fertility, Star);
 the summary reports each group. A method tuned on the first must hold on
-the others.
+the others. A sixth group, ``fresh4`` (crime1, HMDA, Schooling, midwest,
+Default, Wages, CPS1988, SmokeBan), was chosen before any fit and has not
+been run: it is kept for the next change of the method, and runs only
+with ``--half fresh4`` (``all`` is the five groups above).
 """
 
 import argparse
@@ -203,6 +206,35 @@ TABLES = {
     "Star": ("fresh3", lambda: _r(
         "Ecdat", "Star", "tmathssk", ["totexpk", "classk", "sex", "freelunk", "race"],
         [("classk", "small.class"), ("sex", "girl"), ("freelunk", "yes"), ("race", "white")])),
+    # A fourth fresh set, chosen (tables and columns, from the tables' documentation)
+    # before any fit, in session 18; not run yet: it waits for the next change of the
+    # method, which it is to judge.
+    "crime1": ("fresh4", lambda: _r(
+        "wooldridge", "crime1", "narr86",
+        ["pcnv", "avgsen", "ptime86", "qemp86", "inc86", "black", "hispan"])),
+    "HMDA": ("fresh4", lambda: _r(
+        "AER", "HMDA", "deny",
+        ["pirat", "hirat", "lvrat", "chist", "mhist", "selfemp", "insurance", "afam", "single"],
+        [(c, "yes") for c in ("deny", "selfemp", "insurance", "afam", "single")])),
+    "Schooling": ("fresh4", lambda: _r(
+        "Ecdat", "Schooling", "lwage76",
+        ["ed76", "exp76", "black", "smsa76", "south76", "nearc4"],
+        [(c, "yes") for c in ("black", "smsa76", "south76", "nearc4")])),
+    "midwest": ("fresh4", lambda: _r(
+        "ggplot2", "midwest", "percollege",
+        ["poptotal", "popdensity", "percbelowpoverty", "percprof", "inmetro", "percwhite"])),
+    "Default": ("fresh4", lambda: _r("ISLR", "Default", "balance",
+                                     ["income", "student", "default"],
+                                     [("student", "Yes"), ("default", "Yes")])),
+    "Wages": ("fresh4", lambda: _r(
+        "Ecdat", "Wages", "lwage", ["exp", "wks", "ed", "union", "sex", "married", "black"],
+        [("union", "yes"), ("sex", "male"), ("married", "yes"), ("black", "yes")])),
+    "CPS1988": ("fresh4", lambda: _r(
+        "AER", "CPS1988", "wage", ["education", "experience", "ethnicity", "smsa", "parttime"],
+        [("ethnicity", "afam"), ("smsa", "yes"), ("parttime", "yes")])),
+    "SmokeBan": ("fresh4", lambda: _r(
+        "AER", "SmokeBan", "smoker", ["ban", "age", "afam", "hispanic", "gender"],
+        [(c, "yes") for c in ("smoker", "ban", "afam", "hispanic")] + [("gender", "female")])),
 }
 
 
@@ -229,12 +261,13 @@ def suite_cells(description):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--tables", default=",".join(TABLES))
-    parser.add_argument("--half", choices=["dev", "held-out", "fresh", "fresh2", "fresh3", "all"],
-                        default="all")
+    # 'all' is the five groups measured so far; fresh4 runs only when asked by name.
+    parser.add_argument("--half", default="all",
+                        choices=["dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "all"])
     args = parser.parse_args()
     for name in args.tables.split(","):
         half, load = TABLES[name]
-        if args.half != "all" and half != args.half:
+        if half != args.half and (args.half != "all" or half == "fresh4"):
             continue
         X0, y0 = load()
         for flow in ("std", "bounds"):
@@ -308,7 +341,7 @@ def main():
                 ["table", "half", "n", "p", "flow", "epsilon", "cov", "worst", "cov|ok",
                  "clip cov", "clip worst", "w/HC1",
                  "se/rmse", "warn", "clip warn", "s/fit", "miss"], rows)
-    for half in ("dev", "held-out", "fresh", "fresh2", "fresh3"):
+    for half in ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4"):
         cells = [ok for h, ok in summary if h == half]
         if cells:
             print(f"{half}: {sum(cells)} of {len(cells)} cells meet every target")
