@@ -1,4 +1,5 @@
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
@@ -108,6 +109,18 @@ def test_a_scalar_release_draws_what_the_general_path_draws():
     for std in (-1.0, np.nan, np.inf):
         with pytest.raises(ValueError, match="finite and >= 0"):
             gaussian_release(value, std, make_rng(0))
+    # A 0-d value, and part and weight_power, are kept as the general path keeps them.
+    with record_releases() as fast_log:
+        fast = gaussian_release(2.0, 0.5, make_rng(4), sensitivity=1.0, part="a", weight_power=2)
+    with record_releases() as slow_log:
+        slow = PlannedRelease(0.5, 1, (), make_rng(4), sensitivity=1.0, part="a",
+                              weight_power=2).add(0, 2.0)
+    assert fast == slow and np.ndim(fast) == 0 and fast_log == slow_log
+    # Secure mode never takes the fast path: its release is on a grid, drawn from the
+    # operating system (no generator fingerprint in the record).
+    with secure_mode(), record_releases() as log:
+        gaussian_release(value, 0.5, make_rng(None), sensitivity=2.0)
+    assert len(log) == 1 and log[0].stream is None
 
 
 def test_every_release_refuses_a_weight_bound_beyond_max_weight():
@@ -137,6 +150,35 @@ def test_every_release_refuses_a_weight_bound_beyond_max_weight():
     for bound in (1e150, 1e-150):
         with pytest.raises(ValueError, match="norm_bound"):
             private_gram(X, fit_intercept=True, norm_bound=bound, mu=1.0, rng=make_rng(0))
+
+
+def test_private_gram_checks_its_parameters_before_reading_a_row_and_stays_finite():
+    # The weight bound is refused before the sum (it used to overflow first, with a
+    # warning on one table and not on its neighbour); a huge public x_scale used to
+    # overflow a row of 1e10 but not a row of 1.
+    kw = dict(fit_intercept=True, norm_bound=1.0, mu=1.0)
+    big = np.full((18, 2), 1e100)
+    for last in (1e107, 1.0):
+        w = np.full(18, 1e107)
+        w[-1] = last
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no overflow warning before the refusal
+            with pytest.raises(ValueError, match="max_weight"):
+                private_gram(big, rng=make_rng(0), sample_weight=w, max_weight=1e107, **kw)
+    for name, value in (("x_scale", 1e101), ("x_scale", 0.0), ("intercept_value", 1e101)):
+        with pytest.raises(ValueError, match=name):
+            private_gram(big, rng=make_rng(0), **{name: value}, **kw)
+    with pytest.raises(ValueError, match="finite"):
+        private_gram(np.array([[1.0, np.nan]]), rng=make_rng(0), **kw)
+    # Neighbouring tables, one row far beyond the others, at the largest x_scale: the
+    # release is finite on each.
+    rows = np.ones((5, 2))
+    for last in ([1e300, -1e300], [1.0, 0.0], [1e10, 0.0]):
+        X = np.vstack([rows, last])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            G, _ = private_gram(X, rng=make_rng(0), x_scale=1e100, **kw)
+        assert np.all(np.isfinite(G))
 
 def test_gaussian_noise_std_monte_carlo():
     # The sample variance of N iid N(0, s^2) draws has std s^2 sqrt(2 / (N - 1));

@@ -1,6 +1,7 @@
 """Private model selection: the budget is exact, the choice is good, nothing is charged in vain."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -542,3 +543,18 @@ def test_a_dry_run_warning_is_shown_once_per_search(refit):
         failing.fit(X, y)
     assert [str(w.message) for w in caught] == ["spy: read before the charge"]
     assert ledger.spent_mu == 0.0
+    # The user's filters apply as the dry runs raise them, by module too: "error"
+    # stops the search before the charge, "ignore" hides it.
+    ledger = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    search = DPGridSearchCV(_WarningSpy(), {"level": [0.0, 1.0]}, cv=2, refit=refit,
+                            random_state=0, accountant=ledger)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module=re.escape(_WarningSpy.__module__))
+        with pytest.raises(UserWarning, match="spy: read before the charge"):
+            search.fit(X, y)
+    assert ledger.spent_mu == 0.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", module=re.escape(_WarningSpy.__module__))
+        search.fit(X, y)
+    assert "spy: read before the charge" not in [str(w.message) for w in caught]

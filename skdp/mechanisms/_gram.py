@@ -8,9 +8,10 @@ from functools import partial
 import numpy as np
 
 from skdp.clipping import clip_factors
-from skdp.mechanisms._random import symmetric_release
+from skdp.mechanisms._random import _check_weight, symmetric_release
 from skdp.utils._dask import is_dask
 from skdp.utils._rows import sum_rows
+from skdp.utils._validation import _cap
 
 __all__ = ["gram_sensitivity", "private_gram"]
 
@@ -70,7 +71,12 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
     norm_bound : float
         Rows of Z are clipped to this L2 norm (a declared bound, never taken
         from the data), in [1e-100, 1e100]: beyond, a sum of clipped squares
-        could overflow on some tables and not on others.
+        could overflow on some tables and not on others. For the same
+        reason ``x_scale`` lies in [1e-100, 1e100], ``intercept_value`` in
+        [-1e100, 1e100], ``max_weight`` at most
+        :data:`~skdp.mechanisms.MAX_WEIGHT`, and the values of X and y (in
+        memory; they must be finite) are capped at 1e50 in magnitude, as
+        the estimators' validation caps them.
     mu : float
         GDP budget of the release.
     rng : numpy.random.Generator
@@ -104,11 +110,21 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
     >>> G.shape, round(std, 4)
     ((3, 3), 1.4142)
     """
-    if not 1e-100 <= float(norm_bound) <= 1e100:
-        raise ValueError(f"norm_bound must lie in [1e-100, 1e100], got {norm_bound}.")
+    # Public parameters first, before any row is read.
+    _check_weight(max_weight)
+    for name, value in (("norm_bound", norm_bound), ("x_scale", x_scale)):
+        if not 1e-100 <= float(value) <= 1e100:
+            raise ValueError(f"{name} must lie in [1e-100, 1e100], got {value}.")
+    if not abs(float(intercept_value)) <= 1e100:
+        raise ValueError(f"intercept_value must lie in [-1e100, 1e100], got {intercept_value}.")
     if not is_dask(X):  # a Dask X is summed where its partitions are
+        # Finite, then capped at MAX_ABS value by value (as the estimators' validation
+        # does): with x_scale <= 1e100 no scaled entry, norm or square overflows.
         X = np.asarray(X, dtype=float)
         y = None if y is None else np.asarray(y, dtype=float)
+        if not (np.all(np.isfinite(X)) and (y is None or np.all(np.isfinite(y)))):
+            raise ValueError("X and y must be finite (no NaN or infinity).")
+        X, y = _cap(X), (None if y is None else _cap(y))
     block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
                     intercept_value=float(intercept_value), x_scale=float(x_scale))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))

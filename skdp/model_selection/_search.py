@@ -107,6 +107,18 @@ def _check_scorable(candidates, scoring: str, y) -> None:
                              "'neg_log_loss' for class labels.") from None
 
 
+def _once(show):
+    """``show`` (a ``warnings.showwarning``) for the first of equal warnings only."""
+    seen = set()
+
+    def show_once(message, category, filename, lineno, file=None, line=None):
+        if (category, str(message)) not in seen:
+            seen.add((category, str(message)))
+            show(message, category, filename, lineno, file, line)
+
+    return show_once
+
+
 def _probe_fit(est, X, y) -> None:
     """Fit ``est`` (its accountants are :class:`Probe` ledgers) until its first charge."""
     try:
@@ -335,19 +347,16 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
                   else [(candidates[0], (X, y), mu_candidate)])
         probes += [(c, (X_probe, y_probe), mu_candidate) for c in candidates]
         # The dry runs' warnings (a candidate's before its charge: classes=None, say)
-        # are shown once each, not once per dry run.
-        caught = []
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                for est, data, mu_probe in probes:
-                    set_accountants(est, Probe(mu_probe))
-                    _dry_run(est, *data, mu_probe)
-        finally:  # also before a dry run's error
-            for key in dict.fromkeys((w.category, str(w.message)) for w in caught):
-                w = next(w for w in caught if (w.category, str(w.message)) == key)
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        del candidates, probes, X_probe, y_probe, caught
+        # are shown once each, not once per dry run (scikit-learn's own
+        # catch_warnings blocks reset Python's once-per-location registry). The
+        # user's filters still apply as each is raised: an "error" filter stops
+        # the search here, before the charge.
+        with warnings.catch_warnings():  # restores showwarning on the way out
+            warnings.showwarning = _once(warnings.showwarning)
+            for est, data, mu_probe in probes:
+                set_accountants(est, Probe(mu_probe))
+                _dry_run(est, *data, mu_probe)
+        del candidates, probes, X_probe, y_probe
 
         entry = None
         if ledger is not None:  # once, for everything, before any noise
