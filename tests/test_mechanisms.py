@@ -179,6 +179,15 @@ def test_private_gram_checks_its_parameters_before_reading_a_row_and_stays_finit
             warnings.simplefilter("error")
             G, _ = private_gram(X, rng=make_rng(0), x_scale=1e100, **kw)
         assert np.all(np.isfinite(G))
+    # Rows of 200 columns at the cap and the largest scale: each clipped to the bound
+    # (trace n B**2), none dropped.
+    G, _ = private_gram(np.full((3, 200), 1e50), rng=make_rng(0), x_scale=1e100, fit_intercept=True,
+                        norm_bound=2.0, mu=1e12)
+    assert abs(np.trace(G) - 3 * 2.0**2) < 1e-6
+    # x_scale applies without y and intercept too (it was ignored there): rows (2, 2).
+    G, _ = private_gram(np.ones((4, 2)), rng=make_rng(0), x_scale=2.0, fit_intercept=False,
+                        norm_bound=100.0, mu=1e12)
+    np.testing.assert_allclose(G, np.full((2, 2), 16.0), atol=1e-6)
 
 def test_gaussian_noise_std_monte_carlo():
     # The sample variance of N iid N(0, s^2) draws has std s^2 sqrt(2 / (N - 1));

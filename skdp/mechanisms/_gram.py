@@ -47,7 +47,7 @@ def _gram_block(Xb, yb, wb, *, fit_intercept: bool, norm_bound: float, intercept
         parts.append(np.full((Xb.shape[0], 1), intercept_value))
     if yb is not None:
         parts.append(yb[:, None])
-    Z = np.hstack(parts) if len(parts) > 1 else np.array(Xb, dtype=float)
+    Z = np.hstack(parts) if len(parts) > 1 else np.array(parts[0], dtype=float)
     f = clip_factors(np.sqrt(np.einsum("ij,ij->i", Z, Z)), norm_bound)
     if wb is not None:
         return (Z * (wb * f * f)[:, None]).T @ Z
@@ -118,8 +118,9 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
     if not abs(float(intercept_value)) <= 1e100:
         raise ValueError(f"intercept_value must lie in [-1e100, 1e100], got {intercept_value}.")
     if not is_dask(X):  # a Dask X is summed where its partitions are
-        # Finite, then capped at MAX_ABS value by value (as the estimators' validation
-        # does): with x_scale <= 1e100 no scaled entry, norm or square overflows.
+        # Finite, then each value capped at 1e50 (as the estimators' validation does):
+        # with x_scale <= 1e100 an entry is at most 1e150, and a squared norm
+        # overflows only beyond 1e8 columns.
         X = np.asarray(X, dtype=float)
         y = None if y is None else np.asarray(y, dtype=float)
         if not (np.all(np.isfinite(X)) and (y is None or np.all(np.isfinite(y)))):

@@ -28,9 +28,9 @@ import numpy as np
 from skdp._secure import is_secure_mode, secure_mode, set_secure_mode
 from skdp.mechanisms._discrete_gaussian import GridPlan
 
-__all__ = ["MAX_WEIGHT", "PlannedRelease", "Release", "composed_mu", "gaussian_noise", "gaussian_release",
-           "is_secure_mode", "make_rng", "record_release", "record_releases", "secure_mode",
-           "set_secure_mode", "spawn_rngs", "symmetric_release"]
+__all__ = ["MAX_WEIGHT", "PlannedRelease", "Release", "composed_mu", "gaussian_noise",
+           "gaussian_release", "is_secure_mode", "make_rng", "record_release", "record_releases",
+           "secure_mode", "set_secure_mode", "spawn_rngs", "symmetric_release"]
 
 def check_random_state_type(random_state) -> None:
     """The errors of :func:`make_rng`, without drawing: for a check before a charge.
