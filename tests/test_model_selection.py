@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 from scipy.stats import loguniform
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import KFold
-from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -196,6 +197,11 @@ BAD = [
     (LinearRegression(), {"fit_intercept": [True]}, {}, ValueError, "not a private estimator"),
     (make_pipeline(StandardScaler(), _Spy()), {"_spy__level": [0.0]}, {}, ValueError,
      "learns from the data without privacy"),
+    (make_pipeline(ColumnTransformer([("s", _SpyScaler(), [0])], remainder="passthrough"),
+                   _Spy()), {"_spy__level": [0.0]}, {}, ValueError,
+     r"holds a private estimator.*not inside a ColumnTransformer"),
+    (make_pipeline(FeatureUnion([("s", _SpyScaler())]), _Spy()), {"_spy__level": [0.0]}, {},
+     ValueError, r"holds a private estimator.*not inside a FeatureUnion"),
     (_Spy(), {"level": [0.0]}, {"cv": KFold(3)}, ValueError, "cv"),
     (_Spy(), {"level": [0.0]}, {"cv": 500}, ValueError, "at least 500 rows, got n_samples=200"),
     (_Spy(), {"level": [0.0]}, {"scoring": "r2"}, ValueError, "scoring"),

@@ -148,6 +148,14 @@ def private_steps(estimator, prefix: str = "") -> list[tuple[str, object]]:
                 continue
             if _is_private(step) or isinstance(step, Pipeline):
                 found += private_steps(step, f"{prefix}{name}__")
+            elif hasattr(step, "get_params") and any(
+                    _is_private(v) for v in step.get_params(deep=True).values()):
+                raise ValueError(
+                    f"Pipeline step {name!r} ({type(step).__name__}) holds a private "
+                    "estimator, and a private search gives budgets only to private steps "
+                    "of a Pipeline (nested Pipelines included), not inside a "
+                    f"{type(step).__name__}. Fit it outside the search, or make each private "
+                    "step a step of the Pipeline.")
             elif get_tags(step).requires_fit:
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) learns from the data without "
