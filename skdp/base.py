@@ -6,13 +6,14 @@ from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp._secure import is_secure_mode
 from skdp.accounting import BudgetAccountant, budget_mu, spent_epsilon
 from skdp.mechanisms._random import MAX_WEIGHT as MAX_WEIGHT  # re-exported: the estimators' bound
 from skdp.mechanisms._random import check_random_state_type, make_rng
 from skdp.utils._sklearn import HasMethods, Interval
+from skdp.utils._validation import validate_new_rows
 
 __all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
            "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "check_stream_mode",
@@ -211,7 +212,7 @@ class LinearPredictMixin:
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_new_rows(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_ + self.intercept_
 
 

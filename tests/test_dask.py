@@ -341,3 +341,119 @@ def test_after_a_per_row_fit_each_partition_is_one_step():
     with dask.config.set(scheduler="synchronous"):
         est.partial_fit(da.from_array(X[100:], chunks=(50, 2)))
     assert est.n_steps_seen_ == 102
+
+
+# -- a review of the Dask path (session 18): failures after the charge ----------------
+
+def test_a_one_column_y_frame_is_read_as_y_and_two_columns_fail_before_the_charge():
+    # df[["y"]] (a one-column DataFrame) reached the Gram as a 2-D y and failed after
+    # the charge; in memory it is flattened with a DataConversionWarning.
+    from sklearn.exceptions import DataConversionWarning
+
+    from skdp.linear_model import AdaSSPRegressor, DPLinearRegressionGD
+
+    X = _table(2000)[:, :3]
+    frame = dd.from_pandas(pd.DataFrame(np.c_[X, X.sum(axis=1)], columns=[*"abc", "y"]),
+                           npartitions=4)
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.warns(DataConversionWarning, match="column-vector"):
+            flat = AdaSSPRegressor(random_state=0).fit(frame[list("abc")], frame[["y"]])
+        same = AdaSSPRegressor(random_state=0).fit(frame[list("abc")], frame["y"])
+        np.testing.assert_array_equal(flat.coef_, same.coef_)
+        acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+        with pytest.raises(ValueError, match="y must be 1-D"):
+            DPLinearRegressionGD(accountant=acc).fit(frame[list("ab")], frame[["c", "y"]])
+    assert acc.ledger == []
+
+
+def test_chunks_that_declare_more_rows_than_they_hold_fail_before_the_charge():
+    # n is public and sets the noise: it used to come from the declared chunks, so a
+    # partition of 999 rows declared as 1,000 gave a density divided by the wrong n,
+    # and a moments stream failed after the charge.
+    X = _table(3999)[:, :2]
+    parts = [dask.delayed(lambda a: a)(X[i * 1000:(i + 1) * 1000]) for i in range(4)]
+    wrong = da.concatenate([da.from_delayed(p, shape=(1000, 2), dtype=float) for p in parts])
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    with dask.config.set(scheduler="synchronous"):
+        for est in (PrivateGaussianDensity(norm_bound=10.0, accountant=acc),
+                    StreamingMomentEstimator(workload="exponential", norm_bound=10.0,
+                                             accountant=acc)):
+            with pytest.raises(ValueError, match="chunks declare 4000"):
+                est.fit(wrong)
+    assert acc.ledger == []
+
+
+def test_a_source_that_changes_after_the_check_cannot_fail_a_release_or_overweigh_a_row():
+    # The check reads the partitions once, each release again. A source rewritten in
+    # between (here: NaN, inf and a weight of 50 in the second read) used to fail after
+    # the charge (NaN) or let a row weigh more than max_weight; the release pass maps
+    # values and weights, row by row, into the checked ranges instead.
+    X = _table(4000)[:, :2]
+    reads = {"X": 0, "w": 0}
+
+    def read_x(i):
+        reads["X"] += 1
+        block = X[i * 1000:(i + 1) * 1000].copy()
+        if reads["X"] > 4:  # after the check's pass over the 4 partitions
+            block[0] = [np.nan, np.inf]
+        return block
+
+    def read_w(i):
+        reads["w"] += 1
+        return np.full(1000, 50.0 if reads["w"] > 4 else 1.0)
+
+    Xd = da.concatenate([da.from_delayed(dask.delayed(read_x)(i), shape=(1000, 2), dtype=float)
+                         for i in range(4)])
+    wd = da.concatenate([da.from_delayed(dask.delayed(read_w)(i), shape=(1000,), dtype=float)
+                         for i in range(4)])
+    with dask.config.set(scheduler="synchronous"):
+        dens = PrivateGaussianDensity(norm_bound=10.0, max_weight=2.0, random_state=0)
+        dens.fit(Xd, sample_weight=wd)
+    assert reads["X"] > 4 and reads["w"] > 4  # the source was read again, and changed
+    assert np.all(np.isfinite(dens.location_)) and np.all(np.isfinite(dens.covariance_))
+    from skdp.utils._validation import _bounded_weights
+
+    np.testing.assert_array_equal(_bounded_weights(np.array([50.0, np.nan, -1.0, 0.5]), 2.0),
+                                  [2.0, 0.0, 0.0, 0.5])
+
+
+def test_schema_errors_on_dask_quote_no_value():
+    # A weight that is not a number was quoted by numpy's conversion error; a complex
+    # partition was accepted with its imaginary part dropped.
+    X = da.from_array(_table(2000)[:, :2], chunks=(500, 2))
+    w = dd.from_pandas(pd.Series(["1.0"] * 1999 + ["patient-1234"]), npartitions=4)
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match="not numbers") as info:
+            PrivateGaussianDensity(norm_bound=10.0, max_weight=2.0).fit(X, sample_weight=w)
+        assert "patient" not in str(info.value)
+        complex_X = da.from_array(_table(2000)[:, :2] * (1 + 1j), chunks=(500, 2))
+        with pytest.raises(ValueError, match="complex"):
+            PrivateGaussianDensity(norm_bound=10.0).fit(complex_X)
+
+
+def test_a_pipeline_of_private_steps_stays_on_dask_and_equals_the_fit_in_memory():
+    # DPStandardScaler.transform and DPPCA.transform pulled a Dask table into one numpy
+    # array in the driver; the next step, given numpy X and a Dask y, failed after the
+    # first step's charge. They now transform lazily, partition by partition.
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.linear_model import AdaSSPRegressor, DPLinearRegressionGD
+
+    X = _table(6000)[:, :3]
+    y = X @ np.array([1.0, 2.0, 3.0]) + np.random.default_rng(1).normal(size=6000)
+    Xd, yd = da.from_array(X, chunks=(1500, 3)), da.from_array(y, chunks=1500)
+    for steps in ((DPStandardScaler(bounds=(-12, 12), random_state=0),
+                   DPLinearRegressionGD(random_state=0)),
+                  (DPPCA(n_components=2, norm_bound=12.0, random_state=0),
+                   AdaSSPRegressor(random_state=0))):
+        on_dask, in_memory = make_pipeline(*steps), make_pipeline(*map(clone, steps))
+        with dask.config.set(scheduler="synchronous"):
+            on_dask.fit(Xd, yd)
+            assert is_lazy(on_dask[0].transform(Xd))
+        in_memory.fit(X, y)
+        np.testing.assert_allclose(on_dask[-1].coef_, in_memory[-1].coef_, rtol=1e-10)
+
+
+def is_lazy(obj):
+    return isinstance(obj, da.Array)

@@ -79,6 +79,29 @@ def test_warnings_never_quote_data(name):
     assert all(str(MARKER) not in str(w.message) for w in caught)
 
 
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_errors_never_quote_data(name):
+    # scikit-learn's validation printed the array for a 1-D X ("array=[...]") and for
+    # complex data; the threat model promises errors that name the problem only.
+    X, y = _data(name, ESTIMATORS[name][1])
+    X[0, 0] = MARKER
+    bad_inputs = [X[:, 0], X * (1 + 1j)]
+    fitted = _fit(name, X, y)
+
+    def quotes(error):  # the marker in any of numpy's print formats
+        return any(s in str(error) for s in ("987.65", "9.8765"))
+
+    for bad in bad_inputs:
+        with pytest.raises(ValueError) as info:
+            _fit(name, bad, y)
+        assert not quotes(info.value), info.value
+        for method in ("predict", "transform", "score_samples"):
+            if hasattr(fitted, method):
+                with pytest.raises(ValueError) as info:
+                    getattr(fitted, method)(bad)
+                assert not quotes(info.value), info.value
+
+
 def test_classes_read_from_the_data_warn():
     X, y = _data("DPSGDClassifier", 100)
     with pytest.warns(PrivacyLeakWarning, match="label set is read from y"):

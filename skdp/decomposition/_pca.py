@@ -6,14 +6,15 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import MAX_WEIGHT, PRIVACY_PARAMS_DOC, DPEstimatorMixin
 from skdp.density import private_covariances
 from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
+from skdp.utils._dask import dask_transform, is_dask
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import _cap, validate_private
+from skdp.utils._validation import _cap, validate_new_rows, validate_private
 
 __all__ = ["DPPCA"]
 
@@ -189,13 +190,19 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Returns
         -------
         ndarray of shape (n_samples, n_components)
+            A lazy Dask array for a Dask X.
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, partition by partition: the next step reads it there
+            return dask_transform(self, X, self._projected, self.components_.shape[0])
         # Capped as fit caps its input, before and after (see DPStandardScaler.transform:
         # the next private step of a Pipeline reads this after this step's charge).
-        X = _cap(validate_data(self, X, reset=False, dtype=np.float64))
+        X = _cap(validate_new_rows(self, X, reset=False, dtype=np.float64))
         with np.errstate(over="ignore", invalid="ignore"):
-            return _cap((X - self.mean_) @ self.components_.T)
+            return _cap(self._projected(X))
+
+    def _projected(self, X):
+        return (X - self.mean_) @ self.components_.T
 
     def inverse_transform(self, X):
         """Map component scores back to the feature space.

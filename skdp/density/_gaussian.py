@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import MAX_WEIGHT, PRIVACY_PARAMS_DOC, DPEstimatorMixin
 from skdp.mechanisms import make_rng
@@ -15,7 +15,7 @@ from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
-from skdp.utils._validation import validate_private
+from skdp.utils._validation import validate_new_rows, validate_private
 
 __all__ = ["PrivateGaussianDensity", "gaussian_kl", "private_covariances", "project_covariances"]
 
@@ -499,7 +499,7 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_new_rows(self, X, reset=False, dtype=np.float64)
         diff = X - self.location_
         return np.einsum("ij,jk,ik->i", diff, self.precision_, diff)
 

@@ -13,7 +13,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import (
     MAX_WEIGHT,
@@ -58,7 +58,7 @@ from skdp.utils._dask import is_dask
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import validate_private
+from skdp.utils._validation import validate_new_rows, validate_private
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
@@ -1363,7 +1363,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if not hasattr(self, "_scaling"):
             raise AttributeError("This fit was pickled by a version without estimand(); "
                                  "refit it to use it.")
-        X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
+        X, y = validate_new_rows(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
         w = check_weights(sample_weight, X.shape[0], self.max_weight)
         X, y = self._scaling.transform(X, y)
         lev = _leverage(X, self._root, self.fit_intercept)

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import (
     MAX_WEIGHT,
@@ -53,7 +53,7 @@ from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, p
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._progress import Progress
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
-from skdp.utils._validation import check_stream_weights, validate_private
+from skdp.utils._validation import check_stream_weights, validate_new_rows, validate_private
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
 
@@ -1016,7 +1016,7 @@ classes_ : ndarray of shape (n_classes,)""",
         ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_new_rows(self, X, reset=False, dtype=np.float64)
         scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

@@ -10,7 +10,7 @@ from numbers import Real
 import numpy as np
 from scipy.stats import norm
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp._secure import is_secure_mode
 from skdp.base import (
@@ -30,7 +30,7 @@ from skdp.clipping import (
 from skdp.mechanisms import gaussian_release
 from skdp.moments import c_d, r_d
 from skdp.moments._streaming import _noisy_total
-from skdp.utils._dask import is_dask, partial_fit_over_partitions
+from skdp.utils._dask import dask_transform, is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
 from skdp.utils._validation import (
@@ -38,6 +38,7 @@ from skdp.utils._validation import (
     check_bounds,
     check_sample_weight,
     check_stream_weights,
+    validate_new_rows,
     validate_private,
 )
 
@@ -440,18 +441,24 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         Returns
         -------
         ndarray of shape (n_samples, n_features)
+            A lazy Dask array for a Dask X.
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, partition by partition: the next step reads it there
+            return dask_transform(self, X, self._scaled, self.n_features_in_)
         # Capped as fit caps its input, before and after: in a Pipeline the next private
         # step validates this output after this step's charge, and an overflow there
         # (a value near 1e308, or a tiny scale) would fail the fit only for tables that
         # hold such a row.
-        X = _cap(validate_data(self, X, reset=False, dtype=np.float64, copy=True))
+        X = _cap(validate_new_rows(self, X, reset=False, dtype=np.float64, copy=True))
+        return _cap(self._scaled(X))
+
+    def _scaled(self, X):
         if self.with_mean:
-            X -= self.mean_
+            X = X - self.mean_
         if self.with_std:
-            X /= self.scale_
-        return _cap(X)
+            X = X / self.scale_
+        return X
 
     def inverse_transform(self, X):
         """Undo :meth:`transform`.

@@ -22,10 +22,12 @@ when it is handed a Dask collection.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import is_regressor
+from sklearn.exceptions import DataConversionWarning
 
 __all__ = ["dask_sum", "is_dask", "validate_dask"]
 
@@ -40,6 +42,8 @@ def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50)
     block = np.asarray(block)
     if labels:
         return block
+    if np.iscomplexobj(block):  # astype would drop the imaginary part, with a warning
+        raise ValueError(f"Partition {index} holds complex numbers: the data must be real.")
     try:
         block = block.astype(np.float64, copy=False)
     except (TypeError, ValueError):
@@ -132,7 +136,7 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
     scans = [dask.delayed(_scan)(xb, None if y_parts is None else y_parts[i], i, labels)
              for i, xb in enumerate(x_parts)]
     lengths = dask.compute(*scans)
-    X = _with_lengths(X, [a for a, _ in lengths])
+    X = _with_lengths(X, [a for a, _ in lengths], "X")
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D Dask array, got {X.ndim} dimension(s); reshape it.")
     if X.numblocks[1] != 1:
@@ -154,17 +158,59 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
     if not supervised:
         return X
     if y_parts is not None:
-        y = _with_lengths(y, [b for _, b in lengths])
+        y = _with_lengths(y, [b for _, b in lengths], "y")
     elif is_dask(y):
-        y = _with_lengths(y, None)
-        dask.compute(*[dask.delayed(_scan)(b, None, i, labels)[0]  # checked on its own chunks
-                       for i, b in enumerate(y.to_delayed().ravel())])
+        y = _with_lengths(y, None, "y")
+        counted = dask.compute(*[dask.delayed(_scan)(b, None, i, labels)[0]  # its own chunks
+                                 for i, b in enumerate(_partitions(y, "y"))])
+        y = _with_lengths(y, counted, "y")
     else:
         _check_block(np.asarray(y), 0, labels=labels)
     y = _align(y, X, "y")
+    if y.ndim == 2 and y.shape[1] == 1:  # a one-column DataFrame, as in memory
+        warnings.warn("A column-vector y was passed where a 1-D array was expected; it is "
+                      "read as y[:, 0].", DataConversionWarning, stacklevel=3)
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, one label per row; got shape {y.shape}.")
     if not labels:
         y = da.map_blocks(_capped, y, dtype=np.float64)
     return X, y
+
+
+def dask_transform(estimator, X, func, n_outputs: int):
+    """``func`` mapped lazily over the row blocks of a Dask X: a transform that stays on Dask.
+
+    The schema is checked as a fitted estimator's ``transform`` checks it
+    (the number of features, and a DataFrame's column names against
+    ``feature_names_in_``); the blocks are capped at 1e50 as they are read
+    and ``func``'s output is capped too (NaN passes through, as it would
+    fail the next step's validation). Nothing is computed here: in a Pipeline
+    the next step reads the output partition by partition.
+    """
+    import dask.array as da
+
+    if hasattr(X, "columns"):
+        fitted = getattr(estimator, "feature_names_in_", None)
+        names = [str(c) for c in X.columns]
+        if fitted is not None and names != [str(c) for c in fitted]:
+            raise ValueError("The feature names should match those that were passed during "
+                             "fit.")
+    X = _as_array(X, "X")
+    if X.ndim != 2 or X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1] if X.ndim == 2 else 'no'} features, but "
+                         f"{type(estimator).__name__} is expecting {estimator.n_features_in_} "
+                         "features as input.")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return da.map_blocks(_mapped, X, func, dtype=np.float64,
+                         chunks=(X.chunks[0], (int(n_outputs),)))
+
+
+def _mapped(block, func):
+    block = np.clip(np.asarray(block, dtype=np.float64), -1e50, 1e50)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.clip(func(block), -1e50, 1e50)
 
 
 def _partitions(obj, what: str) -> list:
@@ -179,12 +225,24 @@ def _partitions(obj, what: str) -> list:
     return list(obj.to_delayed())
 
 
-def _with_lengths(obj, lengths):
-    """A Dask array with known chunks: arrays as they are, DataFrames with the counted lengths."""
+def _with_lengths(obj, lengths, what: str = "X"):
+    """A Dask array with known chunks: arrays as they are, DataFrames with the counted lengths.
+
+    An array's declared chunk sizes must be the rows its partitions hold
+    (``lengths``, counted by the check): n, public, sets the noise, and a
+    partition holding fewer rows than declared (``from_delayed`` over a
+    filter, say) would make n wrong or fail a release after the charge.
+    """
     import dask.array as da
 
     if isinstance(obj, da.Array):
-        return _as_array(obj, "X")
+        obj = _as_array(obj, what)
+        if lengths is not None and tuple(int(m) for m in lengths) != tuple(obj.chunks[0]):
+            raise ValueError(
+                f"{what}'s partitions hold {sum(int(m) for m in lengths)} rows in all, but its "
+                f"chunks declare {obj.shape[0]}: build the array with its true chunk sizes "
+                "(or call compute_chunk_sizes()); the number of rows sets the noise.")
+        return obj
     return obj.to_dask_array(lengths=lengths if lengths is not None else True)
 
 
@@ -201,9 +259,13 @@ def _scan(xb, yb, index: int, labels: bool):
 
 
 def _capped(block):
+    # The check read the source once; each release reads it again. Should the
+    # source change in between (a file rewritten, a worker's retry), a value that
+    # is not finite now is mapped, value by value (a fixed map: the guarantee holds
+    # for the rows read), to 0 or the cap instead of failing after the charge.
     block = np.asarray(block, dtype=np.float64)
-    if block.size and (block.max() > 1e50 or block.min() < -1e50):
-        block = np.clip(block, -1e50, 1e50)
+    if block.size and not (block.max() <= 1e50 and block.min() >= -1e50):
+        block = np.clip(np.nan_to_num(block, nan=0.0, posinf=1e50, neginf=-1e50), -1e50, 1e50)
     return block
 
 

@@ -26,7 +26,7 @@ from sklearn.utils.validation import validate_data
 from skdp.utils._dask import is_dask, validate_dask
 
 __all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "check_stream_weights",
-           "validate_private"]
+           "validate_new_rows", "validate_private"]
 
 #: Largest magnitude skdp computes with; larger finite inputs are capped to it.
 MAX_ABS = 1e50
@@ -71,7 +71,7 @@ def validate_private(estimator, X, y="no_validation", *, labels: bool = False, *
         return validate_dask(estimator, X, y, labels=labels, **kwargs)
     kwargs.setdefault("dtype", np.float64)
     try:
-        out = validate_data(estimator, X, y, **kwargs)
+        out = validate_new_rows(estimator, X, y, **kwargs)
     except ValueError as exc:
         if "could not convert" in str(exc):
             raise ValueError(_non_numeric_message(estimator, X)) from None
@@ -80,6 +80,38 @@ def validate_private(estimator, X, y="no_validation", *, labels: bool = False, *
         return _cap(out)
     X, y = out
     return _cap(X), (y if labels else _cap(y))
+
+
+def validate_new_rows(estimator, X, y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, with the data values its errors print cut out.
+
+    For the rows of ``transform``, ``predict`` and ``score`` (and, through
+    :func:`validate_private`, of ``fit``): a 1-D X or complex data made
+    scikit-learn's message print the array.
+    """
+    try:
+        return validate_data(estimator, X, y, **kwargs)
+    except ValueError as exc:
+        message = _without_values(str(exc))
+        if message != str(exc):
+            raise ValueError(message) from None
+        raise
+
+
+def _without_values(message: str) -> str:
+    """scikit-learn's validation errors with the data they print cut out.
+
+    A 1-D or scalar X is printed after ``array=``, complex data after
+    "Complex data not supported"; the threat model promises errors that name
+    the problem, never a value.
+    """
+    if message.startswith("Complex data not supported"):
+        return "Complex data not supported: X and y must hold real numbers."
+    start = message.find("\narray=")
+    if start < 0:
+        return message
+    end = message.find("\nReshape your data", start)
+    return message[:start].rstrip(":") + "." + ("" if end < 0 else " " + message[end + 1:])
 
 
 def _non_numeric_message(estimator, X) -> str:
@@ -208,7 +240,11 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
 
 
 def _weight_block(w, max_weight, index):
-    w = np.asarray(w, dtype=np.float64)
+    try:
+        w = np.asarray(w, dtype=np.float64)
+    except (TypeError, ValueError):  # numpy's message would quote the value
+        raise ValueError(f"sample_weight: partition {index} holds values that are not "
+                         "numbers.") from None
     if not np.all(np.isfinite(w)):
         raise ValueError(f"sample_weight: partition {index} contains NaN or infinite values.")
     if np.any(w < 0):
@@ -233,7 +269,15 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
                             for i, b in enumerate(w.to_delayed().ravel())])
     if not allow_all_zero and not sum(totals) > 0:
         raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
-    return w.astype(np.float64)
+    # Read again for each release: should the source change after this check, the
+    # weights are mapped into [0, max_weight] (NaN to 0), value by value, so that no
+    # row ever weighs more than the noise allows.
+    return da.map_blocks(_bounded_weights, w, max_weight, dtype=np.float64)
+
+
+def _bounded_weights(block, max_weight):
+    block = np.asarray(block, dtype=np.float64)
+    return np.clip(np.nan_to_num(block, nan=0.0, posinf=max_weight, neginf=0.0), 0.0, max_weight)
 
 
 def check_bounds(bounds, n_values: int, name: str = "bounds"):
