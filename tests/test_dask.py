@@ -411,6 +411,12 @@ def test_a_source_that_changes_after_the_check_cannot_fail_a_release_or_overweig
         dens.fit(Xd, sample_weight=wd)
     assert reads["X"] > 4 and reads["w"] > 4  # the source was read again, and changed
     assert np.all(np.isfinite(dens.location_)) and np.all(np.isfinite(dens.covariance_))
+    # The same between partial_fit's check of every partition and its calls.
+    reads.update(X=0, w=0)
+    with dask.config.set(scheduler="synchronous"):
+        stream = DPStandardScaler(bounds=(-20.0, 20.0), max_weight=2.0, random_state=0)
+        stream.partial_fit(Xd, sample_weight=wd)
+    assert reads["X"] > 4 and np.all(np.isfinite(stream.mean_))
     from skdp.utils._validation import _bounded_weights
 
     np.testing.assert_array_equal(_bounded_weights(np.array([50.0, np.nan, -1.0, 0.5]), 2.0),

@@ -407,9 +407,19 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     check_sizes = getattr(estimator, "_check_call_sizes", None)
     if check_sizes is not None and sizes[calls[0]] > 0:
         check_sizes([sizes[i] for i in calls])
+    regressor = estimator is not None and is_regressor(estimator)
     for i in calls:
         Xb, yb, wb = dask.compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
                                   None if wa is None else wa.blocks[i])
+        # Read again since the check: mapped into what it accepted (see validate_dask),
+        # so that a source changed in between cannot fail a call after earlier releases.
+        Xb = _capped(Xb)
+        if regressor and yb is not None:
+            yb = _capped(yb)
+        if wb is not None:
+            from skdp.utils._validation import _bounded_weights
+
+            wb = _bounded_weights(wb, max_weight)
         args = (Xb,) if y is None else (Xb, yb)
         kwargs = {} if sample_weight is None else {"sample_weight": wb}
         if classes is not None:
