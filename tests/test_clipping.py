@@ -85,6 +85,9 @@ def test_sum_of_squared_clipped_gradients_matches_materialised(fit_intercept, mu
     np.testing.assert_allclose(square_total, (clipped**2).sum(axis=0), rtol=1e-12)
     with pytest.raises(ValueError, match="squares"):
         clipped_gradient_sum(X, R, 0.8, scale=np.ones(G.shape[1:]), squares=True)
+    # Squares of clipped gradients beyond 1e150 overflow: such a clip is refused.
+    with pytest.raises(ValueError, match="at most 1e100"):
+        clipped_gradient_sum(X, R, 1e154, fit_intercept=fit_intercept, squares=True)
 
 
 def test_residuals_with_an_intercept_last():

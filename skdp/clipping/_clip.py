@@ -442,7 +442,8 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
         Also return ``sum_i clip(g_i)**2``, the sum of the element-wise
         squares of the clipped gradients (the diagonal second moment of
         Kalinin et al. 2025, Theorem 4.3), as ``(X**2)^T (f**2 r**2)``. Not with
-        ``scale``.
+        ``scale``; ``clip_norm`` at most 1e100 (beyond, the squares could
+        overflow on one table and not on its neighbour).
     sample_weight : ndarray of shape (n,), optional
         Weights applied *after* the clip: the sums are ``sum_i w_i clip(g_i)``
         (and ``sum_i (w_i clip(g_i))**2``), so replacing one row moves the
@@ -473,6 +474,9 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     X = np.asarray(X, dtype=float)
     residuals = np.asarray(residuals, dtype=float)
     clip_norm = _check_clip_norm(clip_norm)
+    if squares and clip_norm > 1e100:
+        raise ValueError(f"With squares=True, clip_norm must be at most 1e100, got {clip_norm}: "
+                         "the squared clipped gradients are summed.")
     flat = residuals.ndim == 1
     if scale is None:
         if row_norms is None:
