@@ -463,3 +463,73 @@ def test_a_pipeline_of_private_steps_stays_on_dask_and_equals_the_fit_in_memory(
 
 def is_lazy(obj):
     return isinstance(obj, da.Array)
+
+
+def test_mis_declared_weights_and_stream_partitions_fail_before_the_charge():
+    # The declared-chunks check covered X and y only: weights declared unlike the rows
+    # they hold failed after the charge, and partial_fit's y or weights after the
+    # earlier partitions were released. (A 3-D X still gets its own message.)
+    X = _table(4000)[:, :2]
+    Xd = da.from_array(X, chunks=(1000, 2))
+    short = [dask.delayed(lambda a: a)(np.ones(1000 - (i == 1))) for i in range(4)]
+    wd = da.concatenate([da.from_delayed(p, shape=(1000,), dtype=float) for p in short])
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match="sample_weight's partitions hold"):
+            PrivateGaussianDensity(norm_bound=10.0, max_weight=2.0, accountant=acc).fit(
+                Xd, sample_weight=wd)
+        stream = DPStandardScaler(bounds=(-20.0, 20.0), max_weight=2.0, accountant=acc)
+        with pytest.raises(ValueError, match="that of sample_weight has 999"):
+            stream.partial_fit(Xd, sample_weight=wd)
+        yd = da.concatenate([da.from_delayed(p, shape=(1000,), dtype=float) for p in short])
+        with pytest.raises(ValueError, match="that of y has 999"):
+            DPSGDRegressor(clip_norm=1.0, accountant=acc).partial_fit(Xd, yd)
+        with pytest.raises(ValueError, match="2-D Dask array, got 3"):
+            PrivateGaussianDensity(norm_bound=10.0, accountant=acc).fit(
+                da.ones((400, 3, 4), chunks=(100, 2, 2)))
+    assert acc.ledger == []
+
+
+def test_a_weight_read_again_stays_within_max_weight():
+    # fit's weights are checked once and read again by each release: the re-read is
+    # mapped into [0, max_weight] whatever the source holds by then.
+    from skdp.utils._validation import check_sample_weight
+
+    reads = []
+
+    def read(i):
+        reads.append(i)
+        return np.full(500, 50.0 if len(reads) > 2 else 1.0)
+
+    wd = da.concatenate([da.from_delayed(dask.delayed(read)(i), shape=(500,), dtype=float)
+                         for i in range(2)])
+    with dask.config.set(scheduler="synchronous"):
+        w = check_sample_weight(wd, 1000, 2.0)
+        assert float(w.max().compute()) == 2.0 and len(reads) > 2
+
+
+def test_a_pandas_output_in_a_dask_pipeline_fits_the_next_step_in_memory():
+    # set_output(transform="pandas") computes the lazy output into the driver (the
+    # user's choice); the next step, given pandas X beside a Dask y, failed after the
+    # first step's charge. It now brings y into memory too and fits there.
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.linear_model import AdaSSPRegressor
+
+    X = _table(4000)[:, :3]
+    y = X.sum(axis=1)
+    Xd, yd = da.from_array(X, chunks=(1000, 3)), da.from_array(y, chunks=1000)
+    for first in (DPStandardScaler(bounds=(-20.0, 20.0), random_state=0),
+                  DPPCA(n_components=2, norm_bound=30.0, random_state=0)):
+        acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+        pipe = make_pipeline(first.set_params(accountant=acc),
+                             AdaSSPRegressor(accountant=acc, random_state=0))
+        pipe.set_output(transform="pandas")
+        with dask.config.set(scheduler="synchronous"):
+            pipe.fit(Xd, yd)
+        assert len(acc.ledger) == 2
+        again = BudgetAccountant(epsilon=5.0, delta=1e-5)  # the same ledger's draws
+        reference = make_pipeline(clone(first).set_params(accountant=again),
+                                  AdaSSPRegressor(accountant=again, random_state=0)).fit(X, y)
+        np.testing.assert_allclose(pipe[-1].coef_, reference[-1].coef_, rtol=1e-10)

@@ -85,7 +85,9 @@ def test_errors_never_quote_data(name):
     # complex data; the threat model promises errors that name the problem only.
     X, y = _data(name, ESTIMATORS[name][1])
     X[0, 0] = MARKER
-    bad_inputs = [X[:, 0], X * (1 + 1j)]
+    text = X.astype(object)
+    text[0, 0] = "patient-987.65"  # a value that is not a number, quoted by numpy
+    bad_inputs = [X[:, 0], X * (1 + 1j), text]
     fitted = _fit(name, X, y)
 
     def quotes(error):  # the marker in any of numpy's print formats
@@ -95,7 +97,7 @@ def test_errors_never_quote_data(name):
         with pytest.raises(ValueError) as info:
             _fit(name, bad, y)
         assert not quotes(info.value), info.value
-        for method in ("predict", "transform", "score_samples"):
+        for method in ("predict", "transform", "score_samples", "inverse_transform"):
             if hasattr(fitted, method):
                 with pytest.raises(ValueError) as info:
                     getattr(fitted, method)(bad)

@@ -14,7 +14,7 @@ from skdp.moments import StreamingMomentEstimator
 from skdp.moments._streaming import BOUND_DOC
 from skdp.utils._dask import dask_transform, is_dask
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import _cap, validate_new_rows, validate_private
+from skdp.utils._validation import _cap, float_rows, validate_new_rows, validate_private
 
 __all__ = ["DPPCA"]
 
@@ -216,4 +216,4 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        return np.asarray(X, dtype=np.float64) @ self.components_ + self.mean_
+        return float_rows(X) @ self.components_ + self.mean_

@@ -30,7 +30,11 @@ from skdp.clipping import (
 from skdp.mechanisms import gaussian_release
 from skdp.moments import c_d, r_d
 from skdp.moments._streaming import _noisy_total
-from skdp.utils._dask import dask_transform, is_dask, partial_fit_over_partitions
+from skdp.utils._dask import (
+    dask_transform,
+    is_dask,
+    partial_fit_over_partitions,
+)
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
 from skdp.utils._validation import (
@@ -38,6 +42,7 @@ from skdp.utils._validation import (
     check_bounds,
     check_sample_weight,
     check_stream_weights,
+    float_rows,
     validate_new_rows,
     validate_private,
 )
@@ -450,14 +455,14 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         # step validates this output after this step's charge, and an overflow there
         # (a value near 1e308, or a tiny scale) would fail the fit only for tables that
         # hold such a row.
-        X = _cap(validate_new_rows(self, X, reset=False, dtype=np.float64, copy=True))
+        X = _cap(validate_new_rows(self, X, reset=False, dtype=np.float64))
         return _cap(self._scaled(X))
 
     def _scaled(self, X):
-        if self.with_mean:
-            X = X - self.mean_
+        # A new array (never the caller's, which validation may pass through).
+        X = X - self.mean_ if self.with_mean else np.array(X, dtype=np.float64)
         if self.with_std:
-            X = X / self.scale_
+            X /= self.scale_
         return X
 
     def inverse_transform(self, X):
@@ -472,7 +477,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = np.array(X, dtype=np.float64, copy=True)
+        X = float_rows(X)
         if self.with_std:
             X *= self.scale_
         if self.with_mean:

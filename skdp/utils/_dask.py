@@ -183,10 +183,11 @@ def dask_transform(estimator, X, func, n_outputs: int):
 
     The schema is checked as a fitted estimator's ``transform`` checks it
     (the number of features, and a DataFrame's column names against
-    ``feature_names_in_``); the blocks are capped at 1e50 as they are read
-    and ``func``'s output is capped too (NaN passes through, as it would
-    fail the next step's validation). Nothing is computed here: in a Pipeline
-    the next step reads the output partition by partition.
+    ``feature_names_in_``); each block is refused, when it is read, if it
+    holds a NaN, an infinity, complex numbers or values that are not
+    numbers (as in memory), and is capped at 1e50, as is ``func``'s output.
+    Only a DataFrame's row counts are computed here (one pass); in a
+    Pipeline the next step reads the output partition by partition.
     """
     import dask.array as da
 
@@ -207,8 +208,9 @@ def dask_transform(estimator, X, func, n_outputs: int):
                          chunks=(X.chunks[0], (int(n_outputs),)))
 
 
-def _mapped(block, func):
-    block = np.clip(np.asarray(block, dtype=np.float64), -1e50, 1e50)
+def _mapped(block, func, block_info=None):
+    index = block_info[0]["chunk-location"][0] if block_info else 0
+    block = _check_block(block, index)  # finite real numbers, capped
     with np.errstate(over="ignore", invalid="ignore"):
         return np.clip(func(block), -1e50, 1e50)
 
@@ -237,7 +239,9 @@ def _with_lengths(obj, lengths, what: str = "X"):
 
     if isinstance(obj, da.Array):
         obj = _as_array(obj, what)
-        if lengths is not None and tuple(int(m) for m in lengths) != tuple(obj.chunks[0]):
+        # (Only for 1-D and 2-D: other shapes are refused by the caller's own check.)
+        if (lengths is not None and obj.ndim <= 2
+                and tuple(int(m) for m in lengths) != tuple(obj.chunks[0])):
             raise ValueError(
                 f"{what}'s partitions hold {sum(int(m) for m in lengths)} rows in all, but its "
                 f"chunks declare {obj.shape[0]}: build the array with its true chunk sizes "
@@ -327,7 +331,12 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
 
     Nothing else of it leaves the worker but pass or fail.
     """
-    _check_block(X, index)
+    X = _check_block(X, index)
+    for name, other in (("y", y), ("sample_weight", w)):
+        if other is not None and np.shape(other)[0] != X.shape[0]:
+            # Chunks declared unlike the rows they hold: refused before the first call.
+            raise ValueError(f"Partition {index} of X has {X.shape[0]} rows but that of {name} "
+                             f"has {np.shape(other)[0]}: give them their true chunk sizes.")
     if y is not None:
         y = np.asarray(y)
         if numeric_y and y.dtype.kind not in "fciub":

@@ -26,7 +26,7 @@ from sklearn.utils.validation import validate_data
 from skdp.utils._dask import is_dask, validate_dask
 
 __all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "check_stream_weights",
-           "validate_new_rows", "validate_private"]
+           "float_rows", "validate_new_rows", "validate_private"]
 
 #: Largest magnitude skdp computes with; larger finite inputs are capped to it.
 MAX_ABS = 1e50
@@ -60,9 +60,11 @@ def validate_private(estimator, X, y="no_validation", *, labels: bool = False, *
         For data that violate the schema. Messages about non-numeric data
         name the columns (the schema is public), never a value.
     """
-    if is_dask(X) or is_dask(y):
-        if not is_dask(X):
-            raise ValueError("With a Dask y, X must be a Dask collection too.")
+    if is_dask(y) and not is_dask(X):
+        # X in memory (a transformer's pandas output in a Pipeline, say) with a Dask y:
+        # y, one value per row, comes into memory too, rather than fail later.
+        y = np.asarray(y.compute())
+    if is_dask(X):
         if not getattr(estimator, "_accepts_dask", False):
             streaming = " (its partial_fit takes one partition at a time)" \
                 if hasattr(estimator, "partial_fit") else ""
@@ -70,12 +72,7 @@ def validate_private(estimator, X, y="no_validation", *, labels: bool = False, *
                             f"{streaming}; compute the data into memory first.")
         return validate_dask(estimator, X, y, labels=labels, **kwargs)
     kwargs.setdefault("dtype", np.float64)
-    try:
-        out = validate_new_rows(estimator, X, y, **kwargs)
-    except ValueError as exc:
-        if "could not convert" in str(exc):
-            raise ValueError(_non_numeric_message(estimator, X)) from None
-        raise
+    out = validate_new_rows(estimator, X, y, **kwargs)
     if isinstance(y, str) and y == "no_validation":
         return _cap(out)
     X, y = out
@@ -92,10 +89,22 @@ def validate_new_rows(estimator, X, y="no_validation", **kwargs):
     try:
         return validate_data(estimator, X, y, **kwargs)
     except ValueError as exc:
+        if "could not convert" in str(exc):  # numpy quotes the value it could not read
+            raise ValueError(_non_numeric_message(estimator, X)) from None
         message = _without_values(str(exc))
         if message != str(exc):
             raise ValueError(message) from None
         raise
+
+
+def float_rows(X) -> np.ndarray:
+    """``X`` as a new float64 array, with errors that quote no value (``inverse_transform``)."""
+    if np.iscomplexobj(X):
+        raise ValueError("X must hold real numbers, not complex ones.")
+    try:
+        return np.array(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("X holds values that are not numbers.") from None
 
 
 def _without_values(message: str) -> str:
@@ -173,8 +182,13 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
         return _check_dask_weights(sample_weight, n_samples, max_weight,
                                    allow_all_zero=allow_all_zero)
     try:
-        w = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError):
+        w = np.asarray(sample_weight)
+        if np.iscomplexobj(w):
+            raise ValueError("sample_weight must be real numbers.")
+        w = w.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        if "real numbers" in str(exc):
+            raise
         raise ValueError("sample_weight must be numeric.") from None
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
@@ -239,7 +253,9 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
     return w
 
 
-def _weight_block(w, max_weight, index):
+def _weight_block(w, max_weight, index, rows=False):
+    if np.iscomplexobj(w):
+        raise ValueError(f"sample_weight: partition {index} holds complex numbers.")
     try:
         w = np.asarray(w, dtype=np.float64)
     except (TypeError, ValueError):  # numpy's message would quote the value
@@ -252,7 +268,7 @@ def _weight_block(w, max_weight, index):
     if np.any(w > max_weight):
         raise ValueError(f"sample_weight exceeds max_weight={max_weight:g} in partition {index}; "
                          "declare a larger max_weight (it scales the noise) or cap the weights.")
-    return w.sum()
+    return (w.sum(), w.shape[0]) if rows else w.sum()
 
 
 def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
@@ -265,8 +281,15 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
         sample_weight.to_dask_array(lengths=True)
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
-    totals = dask.compute(*[dask.delayed(_weight_block)(b, max_weight, i)
-                            for i, b in enumerate(w.to_delayed().ravel())])
+    if any(np.isnan(c) for c in w.chunks[0]):
+        raise ValueError("sample_weight is a Dask array with unknown chunk sizes; call "
+                         "compute_chunk_sizes() first.")
+    checked = dask.compute(*[dask.delayed(_weight_block)(b, max_weight, i, True)
+                             for i, b in enumerate(w.to_delayed().ravel())])
+    if tuple(m for _, m in checked) != tuple(w.chunks[0]):
+        raise ValueError("sample_weight's partitions hold other numbers of rows than its "
+                         "chunks declare: build it with its true chunk sizes.")
+    totals = [t for t, _ in checked]
     if not allow_all_zero and not sum(totals) > 0:
         raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     # Read again for each release: should the source change after this check, the
