@@ -99,12 +99,13 @@ def validate_new_rows(estimator, X, y="no_validation", **kwargs):
 
 def float_rows(X) -> np.ndarray:
     """``X`` as a new float64 array, with errors that quote no value (``inverse_transform``)."""
-    if np.iscomplexobj(X):
-        raise ValueError("X must hold real numbers, not complex ones.")
     try:
-        return np.array(X, dtype=np.float64)
+        X = np.asarray(X)
+        if not np.iscomplexobj(X):
+            return np.array(X, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("X holds values that are not numbers.") from None
+    raise ValueError("X must hold real numbers, not complex ones.")
 
 
 def _without_values(message: str) -> str:
