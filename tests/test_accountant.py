@@ -182,3 +182,37 @@ def test_a_search_fits_allowance_refuses_a_nan_mu():
     assert allowance.charges == 0 and allowance.spent_sq == 0.0
     with pytest.raises(BudgetExceededError):
         allowance.charge_mu(1.0 + 1e-9)
+
+
+def test_a_truncated_ledger_file_refuses_every_charge():
+    # An eighteenth review (session 18): a ledger file truncated behind the processes' backs
+    # (a cleanup job, a sync tool) was read from each process's old offset, found
+    # empty, and its earlier charges were lost: each process could spend the budget
+    # again. A file shorter than what was read, or with another header, now refuses.
+    import os
+
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    acc.charge_mu(0.1)
+    pickle.dumps(acc)  # a copy for a worker: the ledger moves to its shared file
+    acc.charge_mu(0.1)
+    path = os.path.join(acc._shared.path, "ledger")
+    with open(path, "rb") as f:
+        header = f.readline()
+    with open(path, "wb") as f:  # truncated to its header
+        f.write(header)
+    with pytest.raises(RuntimeError, match="shorter"):
+        acc.charge_mu(0.1)
+    with open(path, "wb") as f:  # replaced by another ledger's file
+        f.write(header.replace(acc._shared.token.encode(), b"0" * 32))
+    with pytest.raises(RuntimeError, match="another ledger"):
+        acc.charge_mu(0.1)
+
+
+def test_a_huge_mu_is_refused_as_over_budget():
+    # Its square overflows; the refusal's message computed an epsilon for it and
+    # failed with an unrelated RuntimeError.
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    for mu in (1e154, 1e160, 1e300):
+        with pytest.raises(BudgetExceededError):
+            acc.charge_mu(mu)
+    assert acc.spent_mu == 0.0

@@ -359,7 +359,9 @@ class BudgetAccountant:
             budget = self._gaussian_budget_mu(other_eps, other_delta, zcdp)
             if mu_sq + mu * mu > budget * budget * (1.0 + _SLACK):
                 delta = self.delta - other_delta
-                eps = spent_epsilon(mu, delta, zcdp=zcdp) if mu > 0 and delta > 0 else math.inf
+                # (A mu beyond 1e150 has no finite epsilon to print: its square overflows.)
+                eps = (spent_epsilon(mu, delta, zcdp=zcdp) if 0 < mu <= 1e150 and delta > 0
+                       else math.inf)
                 self._refuse(f"mu={mu:.6g} (epsilon={eps:.6g} at delta={delta:.3g})",
                              mu_sq, other_eps, other_delta, zcdp)
             return self._record(Charge(label=str(label), mu=mu, zcdp=is_secure_mode()))

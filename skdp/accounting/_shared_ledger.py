@@ -95,18 +95,35 @@ class SharedLedger:
                 _unlock(f)
 
     def read_new(self) -> list[dict]:
-        """Entries appended since the last call (the header is checked, not returned)."""
+        """Entries appended since the last call (the header is checked, not returned).
+
+        The header is checked on every read, and a file shorter than what this
+        handle has read already is refused: a ledger truncated or replaced
+        behind the processes' backs (a cleanup job, a sync tool) would
+        otherwise hide its earlier charges from them, and each could spend the
+        budget again. Either way the charge fails closed (LedgerUnreachable).
+        """
         try:
             with open(os.path.join(self.path, "ledger"), "rb") as f:
+                header = f.readline()
+                size = os.fstat(f.fileno()).st_size
                 f.seek(self.offset)
                 data = f.read()
         except OSError as exc:
             raise LedgerUnreachable(str(exc)) from None
+        try:
+            token = json.loads(header).get("token") if header.endswith(b"\n") else None
+        except ValueError:
+            token = None
+        if token != self.token:
+            raise LedgerUnreachable(f"{self.path} holds another ledger")
+        if size < self.offset:
+            raise LedgerUnreachable(f"{self.path}: the ledger file is shorter than this process "
+                                    "has read (truncated or replaced); its charges are lost, so "
+                                    "no charge is accepted.")
         end = data.rfind(b"\n") + 1  # complete lines only
         entries = [json.loads(line) for line in data[:end].splitlines()]
         if self.offset == 0:
-            if not entries or entries[0].get("token") != self.token:
-                raise LedgerUnreachable(f"{self.path} holds another ledger")
             entries = entries[1:]
         self.offset += end
         return entries
