@@ -180,11 +180,15 @@ def test_private_gram_checks_its_parameters_before_reading_a_row_and_stays_finit
             G, _ = private_gram(X, rng=make_rng(0), x_scale=1e100, **kw)
         assert np.all(np.isfinite(G))
     # Rows of 200 columns at the cap and the largest scale: each clipped to the bound
-    # (trace n B**2), none dropped.
+    # (trace n B**2), none dropped. At mu = 1e12 each entry's noise has std
+    # sqrt(2) B**2 / mu = 5.7e-12, and the trace sums 201 of them (std 8e-11): 1e-6 is
+    # over 10,000 of those stds.
     G, _ = private_gram(np.full((3, 200), 1e50), rng=make_rng(0), x_scale=1e100, fit_intercept=True,
                         norm_bound=2.0, mu=1e12)
     assert abs(np.trace(G) - 3 * 2.0**2) < 1e-6
     # x_scale applies without y and intercept too (it was ignored there): rows (2, 2).
+    # Noise std sqrt(2) * 100**2 / 1e12 = 1.4e-8 per entry: 1e-6 is 70 stds, and the
+    # unscaled Gram (4 per entry) is 12 away.
     G, _ = private_gram(np.ones((4, 2)), rng=make_rng(0), x_scale=2.0, fit_intercept=False,
                         norm_bound=100.0, mu=1e12)
     np.testing.assert_allclose(G, np.full((2, 2), 16.0), atol=1e-6)

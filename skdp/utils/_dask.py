@@ -393,7 +393,10 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     """
     import dask
 
+    from skdp.utils._validation import _bounded_weights
+
     estimator = getattr(partial_fit, "__self__", None)
+    regressor = estimator is not None and is_regressor(estimator)
     max_weight = float(getattr(estimator, "max_weight", 1.0))
     # A stream under way keeps the weight bound of its first call (1 if that had no
     # weights): check every partition against it, or a late one would fail after
@@ -405,8 +408,7 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     sizes = dask.compute(*[dask.delayed(_check_partition)(
         i, Xa.blocks[i], None if ya is None else ya.blocks[i],
         None if wa is None else wa.blocks[i], max_weight,
-        None if classes is None else np.asarray(classes),
-        estimator is not None and is_regressor(estimator))
+        None if classes is None else np.asarray(classes), regressor)
         for i in range(Xa.numblocks[0])])
     # An empty partition (left by a filter) holds no rows: it is no call. Its size is
     # public, and as a call it would fail after the earlier partitions were released.
@@ -416,7 +418,6 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     check_sizes = getattr(estimator, "_check_call_sizes", None)
     if check_sizes is not None and sizes[calls[0]] > 0:
         check_sizes([sizes[i] for i in calls])
-    regressor = estimator is not None and is_regressor(estimator)
     for i in calls:
         Xb, yb, wb = dask.compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
                                   None if wa is None else wa.blocks[i])
@@ -426,8 +427,6 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
         if regressor and yb is not None:
             yb = _capped(yb)
         if wb is not None:
-            from skdp.utils._validation import _bounded_weights
-
             wb = _bounded_weights(wb, max_weight)
         args = (Xb,) if y is None else (Xb, yb)
         kwargs = {} if sample_weight is None else {"sample_weight": wb}
