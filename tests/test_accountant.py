@@ -200,12 +200,46 @@ def test_a_truncated_ledger_file_refuses_every_charge():
         header = f.readline()
     with open(path, "wb") as f:  # truncated to its header
         f.write(header)
-    with pytest.raises(RuntimeError, match="shorter"):
+    with pytest.raises(RuntimeError, match="no longer holds"):
         acc.charge_mu(0.1)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    pickle.dumps(acc)
+    path = os.path.join(acc._shared.path, "ledger")
+    with open(path, "rb") as f:
+        header = f.readline()
     with open(path, "wb") as f:  # replaced by another ledger's file
         f.write(header.replace(acc._shared.token.encode(), b"0" * 32))
     with pytest.raises(RuntimeError, match="another ledger"):
         acc.charge_mu(0.1)
+
+
+@pytest.mark.parametrize("change", ["edit", "truncate_then_append"])
+def test_a_ledger_file_changed_behind_the_processes_refuses_every_charge(change):
+    # Session 19 (from the eighteenth review's "cannot detect"): an entry edited in place
+    # (same length, smaller mu), or a file cut back to its header and then appended to
+    # past this process's offset, kept the length check happy and hid the earlier
+    # charges. The bytes a process has read are now hashed and checked on every read.
+    import os
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-6)
+    acc.charge_mu(0.5)
+    pickle.dumps(acc)  # a copy for a worker: the ledger moves to its shared file
+    acc.charge_mu(0.4)
+    acc.charge_mu(0.3)
+    path = os.path.join(acc._shared.path, "ledger")
+    with open(path, "rb") as f:
+        lines = f.readlines()
+    if change == "edit":
+        assert b"0.5" in lines[1]
+        lines[1] = lines[1].replace(b"0.5", b"0.0", 1)
+    else:  # the header, then newer charges, longer than what was read
+        lines = lines[:1] + [lines[3]] * 5
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    for _ in range(2):  # and again, with the same reason
+        with pytest.raises(RuntimeError, match="changed behind its back.*no longer holds"):
+            acc.charge_mu(0.1)
+    assert acc.spent_mu == pytest.approx(0.5 ** 0.5)  # the ledger as last read
 
 
 def test_a_huge_mu_is_refused_as_over_budget():

@@ -16,7 +16,7 @@ from skdp.accounting._gdp import (
     _check_real,
     mu_from_epsilon_delta,
 )
-from skdp.accounting._shared_ledger import LedgerUnreachable, SharedLedger
+from skdp.accounting._shared_ledger import LedgerChanged, LedgerUnreachable, SharedLedger
 from skdp.accounting._zcdp import rho_from_epsilon_delta, spent_epsilon
 from skdp.exceptions import BudgetExceededError
 
@@ -154,7 +154,7 @@ class BudgetAccountant:
         self._charges: list[Charge] = []
         self._lock = threading.Lock()
         self._shared: SharedLedger | None = None  # the file, once pickled
-        self._detached = False  # a copy that cannot reach its ledger
+        self._detached = False  # a copy that cannot reach its ledger (or why not)
         _ALL.add(self)
 
     # -- sharing ------------------------------------------------------------
@@ -199,15 +199,21 @@ class BudgetAccountant:
                     self._charges.extend(Charge(**e) for e in self._shared.read_new())
                 except LedgerUnreachable as exc:
                     file_lock.close()
+                    # From now on the ledger as last read is reported, and charges
+                    # are refused with this reason (an exception is truthy).
+                    self._detached = exc.with_traceback(None)
                     if charging:
                         raise RuntimeError(self._unreachable_message(exc)) from None
-                    self._detached = True  # report the ledger as last read
             elif charging and self._detached:
-                raise RuntimeError(self._unreachable_message(None))
+                raise RuntimeError(self._unreachable_message(self._detached))
             yield
 
     def _unreachable_message(self, exc) -> str:
-        where = f" ({exc})" if exc is not None else ""
+        if isinstance(exc, LedgerChanged):
+            return (f"The shared ledger file of this BudgetAccountant changed behind its back "
+                    f"({exc}). Charges recorded there may be lost, so no charge is accepted: "
+                    "the budget of this dataset must be counted again from your own records.")
+        where = f" ({exc})" if isinstance(exc, Exception) else ""
         return ("This BudgetAccountant is a copy that cannot reach its ledger" + where + ": it "
                 "was pickled in a process whose ledger file this process cannot read (another "
                 "machine, or the original accountant is gone), or inherited by os.fork before "

@@ -16,6 +16,7 @@ cluster). A process on another machine finds no ledger and refuses charges.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -46,11 +47,15 @@ else:
     def _unlock(f) -> None:
         fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
-__all__ = ["LedgerUnreachable", "SharedLedger"]
+__all__ = ["LedgerChanged", "LedgerUnreachable", "SharedLedger"]
 
 
 class LedgerUnreachable(RuntimeError):
     """The ledger file of a shared accountant cannot be read from this process."""
+
+
+class LedgerChanged(LedgerUnreachable):
+    """The ledger file no longer holds what this process has read from it."""
 
 
 class SharedLedger:
@@ -68,6 +73,7 @@ class SharedLedger:
     def __init__(self, path: str, token: str) -> None:
         self.path, self.token = path, token
         self.offset = 0  # bytes of the ledger file already read by this handle
+        self._read_hash = hashlib.sha256()  # of those bytes, to find them changed later
 
     @classmethod
     def create(cls, header: dict) -> SharedLedger:
@@ -97,35 +103,39 @@ class SharedLedger:
     def read_new(self) -> list[dict]:
         """Entries appended since the last call (the header is checked, not returned).
 
-        The header is checked on every read, and a file shorter than what this
-        handle has read already is refused: a ledger truncated or replaced
-        behind the processes' backs (a cleanup job, a sync tool) would
-        otherwise hide its earlier charges from them, and each could spend the
+        The whole file is read each time: the header is checked, and the bytes
+        this handle has read already must be unchanged (same length and
+        SHA-256). A ledger truncated, replaced or edited behind the processes'
+        backs (a cleanup job, a sync tool restoring an older copy) would
+        otherwise hide earlier charges from them, and each could spend the
         budget again. Either way the charge fails closed (LedgerUnreachable).
+        What no handle has read yet is not covered: an entry changed between
+        its append and the next read by any process.
         """
         try:
             with open(os.path.join(self.path, "ledger"), "rb") as f:
-                header = f.readline()
-                size = os.fstat(f.fileno()).st_size
-                f.seek(self.offset)
                 data = f.read()
         except OSError as exc:
             raise LedgerUnreachable(str(exc)) from None
+        header = data[:data.find(b"\n") + 1]
         try:
-            token = json.loads(header).get("token") if header.endswith(b"\n") else None
+            token = json.loads(header).get("token") if header else None
         except ValueError:
             token = None
         if token != self.token:
-            raise LedgerUnreachable(f"{self.path} holds another ledger")
-        if size < self.offset:
-            raise LedgerUnreachable(f"{self.path}: the ledger file is shorter than this process "
-                                    "has read (truncated or replaced); its charges are lost, so "
-                                    "no charge is accepted.")
-        end = data.rfind(b"\n") + 1  # complete lines only
-        entries = [json.loads(line) for line in data[:end].splitlines()]
+            raise LedgerChanged(f"{self.path} holds another ledger")
+        if len(data) < self.offset or hashlib.sha256(data[:self.offset]).digest() != \
+                self._read_hash.digest():
+            raise LedgerChanged(f"{self.path}: the ledger file no longer holds what this "
+                                    "process has read (truncated, replaced or edited); its "
+                                    "charges may be lost, so no charge is accepted.")
+        new = data[self.offset:]
+        new = new[:new.rfind(b"\n") + 1]  # complete lines only
+        entries = [json.loads(line) for line in new.splitlines()]
         if self.offset == 0:
             entries = entries[1:]
-        self.offset += end
+        self.offset += len(new)
+        self._read_hash.update(new)
         return entries
 
     def append(self, entry: dict) -> None:
@@ -137,3 +147,4 @@ class SharedLedger:
         except OSError as exc:
             raise LedgerUnreachable(str(exc)) from None
         self.offset += len(line)
+        self._read_hash.update(line)
