@@ -193,6 +193,30 @@ def test_private_gram_checks_its_parameters_before_reading_a_row_and_stays_finit
                         norm_bound=100.0, mu=1e12)
     np.testing.assert_allclose(G, np.full((2, 2), 16.0), atol=1e-6)
 
+
+def test_private_gram_maps_a_dask_table_as_the_estimators_do():
+    # Session 19: a Dask X reached the sums unchecked and uncapped (NaN made the Gram NaN,
+    # a value of 1e300 overflowed at a large x_scale). Each value is now mapped as it is
+    # read: NaN to 0, beyond 1e50 to the cap, as the in-memory caller must do first.
+    da = pytest.importorskip("dask.array")
+    X = np.ones((6, 2))
+    X[1, 0], X[2, 1], X[3, 0], X[4, 1] = np.nan, np.inf, -1e300, 1e60
+    y = np.arange(6.0)
+    y[5] = np.nan
+    mapped_X = np.clip(np.nan_to_num(X, nan=0.0, posinf=1e50, neginf=-1e50), -1e50, 1e50)
+    mapped_y = np.nan_to_num(y, nan=0.0)
+    kw = dict(fit_intercept=True, norm_bound=3.0, mu=1.0, x_scale=1e100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        G, std = private_gram(da.from_array(X, chunks=2), y=da.from_array(y, chunks=2),
+                              rng=make_rng(0), **kw)
+    G_mem, std_mem = private_gram(mapped_X, y=mapped_y, rng=make_rng(0), **kw)
+    # Same noise draws; the sums differ only in their order (partitions of 2 rows),
+    # by a few roundings of entries of at most 6 * 3**2 = 54.
+    assert std == std_mem
+    np.testing.assert_allclose(G, G_mem, rtol=0, atol=1e-12)
+
+
 def test_gaussian_noise_std_monte_carlo():
     # The sample variance of N iid N(0, s^2) draws has std s^2 sqrt(2 / (N - 1));
     # with N = 200_000 a 5-sigma band is |var / s^2 - 1| < 5 sqrt(2 / N) = 0.0158

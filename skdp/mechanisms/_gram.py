@@ -55,6 +55,14 @@ def _gram_block(Xb, yb, wb, *, fit_intercept: bool, norm_bound: float, intercept
     return Z.T @ Z
 
 
+def _dask_capped(a, what: str):
+    import dask.array as da
+
+    from skdp.utils._dask import _as_array, _capped
+
+    return da.map_blocks(_capped, _as_array(a, what), dtype=np.float64)
+
+
 def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float,
                  rng: np.random.Generator, chunk_size: int = 16384, sample_weight=None,
                  max_weight: float = 1.0, intercept_value: float = 1.0,
@@ -76,7 +84,9 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         [-1e100, 1e100], ``max_weight`` at most
         :data:`~skdp.mechanisms.MAX_WEIGHT`, and the values of X and y (in
         memory; they must be finite) are capped at 1e50 in magnitude, as
-        the estimators' validation caps them.
+        the estimators' validation caps them. A Dask X or y is summed
+        where its partitions are, without a check: NaN is read as 0 and
+        values beyond 1e50 (infinities too) as the cap.
     mu : float
         GDP budget of the release.
     rng : numpy.random.Generator
@@ -117,7 +127,7 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
             raise ValueError(f"{name} must lie in [1e-100, 1e100], got {value}.")
     if not abs(float(intercept_value)) <= 1e100:
         raise ValueError(f"intercept_value must lie in [-1e100, 1e100], got {intercept_value}.")
-    if not is_dask(X):  # a Dask X is summed where its partitions are
+    if not is_dask(X):
         # Finite, then each value capped at 1e50 (as the estimators' validation does):
         # with x_scale <= 1e100 an entry is at most 1e150, and a squared norm
         # overflows only beyond 1e8 columns.
@@ -126,6 +136,12 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         if not (np.all(np.isfinite(X)) and (y is None or np.all(np.isfinite(y)))):
             raise ValueError("X and y must be finite (no NaN or infinity).")
         X, y = _cap(X), (None if y is None else _cap(y))
+    else:
+        # Summed where the partitions are, so not checked first: each value is
+        # mapped as it is read (NaN to 0, beyond 1e50 to the cap), as the
+        # estimators' re-reads of a Dask table are (skdp.utils._dask._capped).
+        X = _dask_capped(X, "X")
+        y = None if y is None else _dask_capped(y, "y")
     block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
                     intercept_value=float(intercept_value), x_scale=float(x_scale))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))
