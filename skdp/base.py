@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp._secure import is_secure_mode
 from skdp.accounting import BudgetAccountant, budget_mu, spent_epsilon
 from skdp.mechanisms._random import MAX_WEIGHT as MAX_WEIGHT  # re-exported: the estimators' bound
-from skdp.mechanisms._random import check_random_state_type, make_rng
+from skdp.mechanisms._random import check_random_state_type, fork_token, make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 from skdp.utils._validation import validate_new_rows
 
@@ -236,14 +236,23 @@ def check_stream_mode(state: dict) -> None:
 
 
 class StreamStateMixin:
-    """Keeps a stream's secret state (``self._state``) out of pickles and copies.
+    """Keeps a stream's secret state (``self._state``) out of pickles, copies and forks.
 
     Estimators that continue a stream with ``partial_fit`` hold their noise
     generator (future noise) and, for correlated noise, past noise draws;
     with those the noise could be subtracted from the releases. Pickles and
     deep copies leave the state out; such a copy keeps its fitted attributes
-    but cannot continue the stream.
+    but cannot continue the stream. A process made by ``os.fork`` inherits
+    the state without a pickle: the state records the process that started
+    it (:func:`skdp.mechanisms._random.fork_token`), and a forked copy
+    refuses to continue too (two children continuing one stream would add
+    the same noise to different rows).
     """
+
+    def __setattr__(self, name, value):
+        if name == "_state" and isinstance(value, dict):
+            value.setdefault("_process", fork_token())
+        super().__setattr__(name, value)
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -253,9 +262,15 @@ class StreamStateMixin:
 
     def _stream_started(self) -> bool:
         """False before the first call; raises on a copy whose stream state was dropped."""
-        if getattr(self, "_state", False) is None:
+        state = getattr(self, "_state", False)
+        if state is None:
             raise RuntimeError("This estimator was pickled, copied or returned by a private "
                                "search: its secret noise state is not kept, so the stream "
                                "cannot continue. Call fit to start a new one.")
+        if isinstance(state, dict) and state.get("_process") != fork_token():
+            raise RuntimeError("This estimator's stream was started in another process and "
+                               "inherited by os.fork: continuing it here would repeat the "
+                               "noise the other process draws. Continue it in the process "
+                               "that started it, or call fit to start a new one here.")
         return hasattr(self, "_state")
 

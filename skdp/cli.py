@@ -200,7 +200,8 @@ def _regress(args: argparse.Namespace) -> int:
                                          "ci_low": float(row.iloc[4]),
                                          "ci_high": float(row.iloc[5])}
                              for name, row in table.iterrows()},
-            "privacy_spent": {"epsilon": spent.epsilon, "delta": spent.delta, "mu": spent.mu},
+            "privacy_spent": {"epsilon": spent.epsilon, "delta": spent.delta, "mu": spent.mu,
+                              "notion": spent.notion, "rho": spent.rho},
             "privacy_shares": reg.privacy_shares_, "notes": table.attrs["notes"],
             "warnings": notes,
         }, indent=2))
@@ -215,8 +216,11 @@ def _regress(args: argparse.Namespace) -> int:
           f"{100 * (1 - args.alpha):g}% intervals for {what}, on {scale}")
     with pd.option_context("display.float_format", "{:10.4f}".format, "display.width", 120):
         print(table.to_string())
+    # In secure mode the guarantee is zCDP (rho = mu**2 / 2), not mu-GDP: say which.
+    calibration = (f"mu = {spent.mu:.4g} GDP" if spent.notion == "GDP" else
+                   f"rho = {spent.rho:.4g} zCDP, secure mode")
     print(f"Privacy spent: epsilon = {spent.epsilon:.4g}, delta = {spent.delta:g} "
-          f"(mu = {spent.mu:.4g}), replace-one adjacency.")
+          f"({calibration}), replace-one adjacency.")
     for note in table.attrs["notes"]:
         print(f"Note: {note}")
     for note in notes:

@@ -70,6 +70,23 @@ def test_regress_prints_a_summary(csv_file, capsys):
     age = report["coefficients"]["age"]
     assert age["ci_low"] < age["coef"] < age["ci_high"]
     assert abs(age["coef"] - 1.0) < 0.2
+    assert report["privacy_spent"]["notion"] == "GDP"
+
+
+def test_regress_says_when_its_guarantee_is_zcdp(csv_file, capsys):
+    # Secure mode's guarantee is rho = mu**2 / 2 zCDP; the output printed "mu = 0.22", which
+    # read as a GDP mu claims more (epsilon 0.93 instead of 1; session 19 review).
+    from skdp.mechanisms import secure_mode
+
+    args = [str(csv_file), "--target", "outcome", "--features", "age,dose"]
+    with secure_mode():
+        assert main(["regress", *args]) == 0
+        out = capsys.readouterr().out
+        assert main(["regress", *args, "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+    assert "zCDP, secure mode" in out and "GDP)" not in out
+    spent = report["privacy_spent"]
+    assert spent["notion"] == "zCDP" and spent["rho"] == pytest.approx(spent["mu"] ** 2 / 2)
 
 
 @pytest.mark.parametrize("extra, match", [

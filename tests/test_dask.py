@@ -7,6 +7,7 @@ starting the cluster once for the module.
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -275,6 +276,19 @@ def test_a_short_last_partition_fails_before_the_first_is_released():
         est.partial_fit(da.from_array(X, chunks=((2000, 2000, 100), 3)),
                         da.from_array(y, chunks=((2000, 2000, 100),)))
     assert log == [] and acc.ledger == []
+    # A stream under way keeps its first call's variant: set_params(variant='ssgd')
+    # since then skipped the check (an 'ssgd' stream has no step size), and the
+    # stream released the earlier partitions before failing (session 19 review).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.partial_fit(X[:2000], y[:2000])
+    est.set_params(variant="ssgd")
+    seen = est.n_samples_seen_
+    with dask.config.set(scheduler="synchronous"), record_releases() as log, \
+            pytest.raises(ValueError, match="fewer than one step"):
+        est.partial_fit(da.from_array(X, chunks=((2000, 2000, 100), 3)),
+                        da.from_array(y, chunks=((2000, 2000, 100),)))
+    assert log == [] and est.n_samples_seen_ == seen
 
 
 def test_a_classifier_s_label_check_runs_on_every_partition_before_the_first_release():

@@ -197,6 +197,26 @@ def test_private_bounds_moved_inwards_warn_and_gaussian_scales_stay_right():
     assert abs(np.median(errors)) < 0.015
 
 
+def test_the_moved_quantile_warns_before_the_charge():
+    # It depends on n and the budget only, but was raised after the charge: under
+    # warnings-as-errors the fit failed having paid (session 19 review).
+    import warnings
+
+    from skdp.accounting import BudgetAccountant
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    X = np.random.default_rng(0).normal(size=(20_000, 2))
+    for method in ("fit", "partial_fit"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(UserWarning, match="quantiles"):
+                getattr(DPStandardScaler(epsilon=1.0, accountant=acc), method)(X)
+    assert acc.ledger == []
+    with pytest.warns(UserWarning, match="quantiles") as record:  # it names the user's line
+        DPStandardScaler(epsilon=1.0, random_state=0).fit(X)
+    assert record[0].filename == __file__
+
+
 def test_no_inward_move_no_warning_and_declared_bounds_are_not_corrected():
     import warnings
 

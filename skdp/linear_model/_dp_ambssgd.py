@@ -378,10 +378,13 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         public (the layout), and a short last partition must fail before the
         first one is released, not after (a retry would release them twice).
         """
-        if self.variant == "ssgd" or not sizes:
-            return
         state = getattr(self, "_state", None)
-        if isinstance(state, dict):  # a stream under way: its first call fixed the step
+        started = isinstance(state, dict)
+        # A stream under way runs the variant of its first call (set_params since
+        # does not change it).
+        if (state["params"]["variant"] if started else self.variant) == "ssgd" or not sizes:
+            return
+        if started:  # its first call fixed the step
             plan, later = state["plan"], list(sizes)
         else:  # this call starts it: its first partition sets the plan
             plan, later = self._plan(int(sizes[0]), self._budget_mu()), list(sizes[1:])

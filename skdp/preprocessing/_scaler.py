@@ -17,6 +17,7 @@ from skdp.base import (
     MAX_WEIGHT,
     PRIVACY_PARAMS_DOC,
     DPEstimatorMixin,
+    StreamStateMixin,
     check_stream_mode,
     weight_bound,
 )
@@ -213,7 +214,8 @@ Examples
 """
 
 
-class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
+                       BaseEstimator):
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
     _accepts_dask = True  # fit reads Dask collections partition by partition
 
@@ -241,20 +243,29 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         self.accountant = accountant
         self.random_state = random_state
 
-    def _private_bounds(self, X, w, W: float, mu: float, rng) -> tuple[np.ndarray, np.ndarray]:
-        d = X.shape[1]
-        grid = _scaler_grid()
-        std = search_noise_std(grid.shape[0], 2 * d, mu, W)
-        q = effective_quantile(self.bound_quantile, X.shape[0], std)
-        self._searched_quantile = q
+    def _searched(self, n: int, d: int, mu: float, W: float) -> float:
+        """The quantile the private bounds search for (public: n, d, the budget); warns if lowered.
+
+        Called before the charge, so that the warning (under warnings-as-errors, an
+        error) comes before anything is spent.
+        """
+        std = search_noise_std(_scaler_grid().shape[0], 2 * d, mu, W)
+        q = effective_quantile(self.bound_quantile, n, std)
         if q < self.bound_quantile:
             warnings.warn(
-                f"On {X.shape[0]} rows at this budget the private bounds are the "
+                f"On {n} rows at this budget the private bounds are the "
                 f"{1 - q:.3g} and {q:.3g} quantiles of every feature, not {1 - self.bound_quantile:.3g}"
                 f" and {self.bound_quantile:.3g} (the counts' noise needs that margin). The "
                 "variances of the clipped values are scaled up as for Gaussian tails beyond the "
                 "bounds: right for near-Gaussian features, still too small for heavy-tailed ones. "
-                "Declare bounds, or give more rows or budget.", UserWarning, stacklevel=4)
+                "Declare bounds, or give more rows or budget.", UserWarning, stacklevel=5)
+        return q
+
+    def _private_bounds(self, X, w, W: float, mu: float, q: float,
+                        rng) -> tuple[np.ndarray, np.ndarray]:
+        d = X.shape[1]
+        grid = _scaler_grid()
+        self._searched_quantile = q
         stats = sum_rows(partial(_both_tails, grid=grid, q=q), X, w)
         found = private_quantiles(stats, grid, mu=mu, rng=rng, max_weight=W, part=("call", 0))
         lower, upper = found[:d], found[d:]
@@ -281,14 +292,11 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         mu = self._budget_mu()
         declared = None if self.bounds is None else check_bounds(self.bounds, d)
         mu_bound = mu * math.sqrt(self.bound_share) if declared is None else 0.0
-        if declared is None:
-            grid_size = _scaler_grid().shape[0]
-            effective_quantile(self.bound_quantile, n,
-                               search_noise_std(grid_size, 2 * d, mu_bound, W))
+        q = None if declared is not None else self._searched(n, d, mu_bound, W)
         spent, rng = self._charge(mu)  # before any noise is drawn
         self._searched_quantile = None
         lower, upper = declared if declared is not None else self._private_bounds(
-            X, w, W, mu_bound, rng)
+            X, w, W, mu_bound, q, rng)
         mu_release = math.sqrt(mu * mu - mu_bound * mu_bound)
         lam = _LAM if self.with_std else 0.0
         # Squared sensitivity: every feature's (u, sqrt(lam) u^2) moves by at
@@ -357,13 +365,6 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         self.noise_stds_ = state["stds"]
         self.privacy_spent_ = state["spent"]
 
-    def __getstate__(self):
-        # The generator of a scaler that can still be updated is secret.
-        state = super().__getstate__()
-        if state.get("_state") is not None:
-            state = {**state, "_state": None}
-        return state
-
     def _probe_output(self, X) -> np.ndarray:
         """Zeros of the shape ``transform`` returns (a private search's dry run; public)."""
         return np.zeros(np.shape(X))
@@ -416,12 +417,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         if is_dask(X):  # one release per partition, one partition in memory at a time
             return partial_fit_over_partitions(self.partial_fit, X,
                                                sample_weight=sample_weight)
-        state = getattr(self, "_state", False)
-        if state is None:
-            raise RuntimeError("This scaler was pickled, copied or returned by a private search: "
-                               "its noise generator is not kept, so it cannot be updated. Call "
-                               "fit to start again.")
-        first = state is False
+        first = not self._stream_started()  # refuses a pickled, copied or forked scaler
+        state = None if first else self._state
         X = validate_private(self, X, reset=first, dtype=np.float64)
         W = weight_bound(sample_weight, self.max_weight) if first else state["W"]
         # After the first call, rows that all weigh 0 add nothing (no error after the charge).
