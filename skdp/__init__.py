@@ -20,6 +20,7 @@ datasets
 
 __version__ = "0.2.0.dev0"
 
+import skdp._fork  # noqa: E402, F401 - the fork hook, from the first import on
 from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning  # noqa: E402
 
 __all__ = ["BudgetExceededError", "PrivacyLeakWarning", "__version__"]

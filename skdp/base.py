@@ -8,10 +8,11 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._fork import fork_token
 from skdp._secure import is_secure_mode
 from skdp.accounting import BudgetAccountant, budget_mu, spent_epsilon
 from skdp.mechanisms._random import MAX_WEIGHT as MAX_WEIGHT  # re-exported: the estimators' bound
-from skdp.mechanisms._random import check_random_state_type, fork_token, make_rng
+from skdp.mechanisms._random import check_random_state_type, make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 from skdp.utils._validation import validate_new_rows
 
@@ -244,7 +245,7 @@ class StreamStateMixin:
     deep copies leave the state out; such a copy keeps its fitted attributes
     but cannot continue the stream. A process made by ``os.fork`` inherits
     the state without a pickle: the state records the process that started
-    it (:func:`skdp.mechanisms._random.fork_token`), and a forked copy
+    it (:func:`skdp._fork.fork_token`), and a forked copy
     refuses to continue too (two children continuing one stream would add
     the same noise to different rows).
     """

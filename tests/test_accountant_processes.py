@@ -139,3 +139,56 @@ def test_a_copy_in_another_python_process_charges_while_the_owner_lives(tmp_path
     subprocess.run([sys.executable, "-c", code, str(blob)], check=True,
                    env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert [(c.label, c.mu) for c in acc.ledger] == [("other process", 0.3)]
+
+
+def _charge_copy(blob, mu):
+    acc = pickle.loads(blob)
+    try:
+        acc.charge_mu(mu)
+    except RuntimeError as exc:
+        return str(exc)
+    return "accepted"
+
+
+@pytest.mark.slow
+def test_a_copy_unpickled_in_a_new_process_refuses_a_ledger_rolled_back_behind_its_original():
+    # Twentieth review: a fresh copy had read nothing, so it had no hash to check and took
+    # a file restored to an older version as the ledger (171% of the budget spent, 90%
+    # on file). The pickle now carries what the original had read, and the copy's first
+    # read checks that the file still begins with it.
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-6)
+    acc.charge_mu(0.5)
+    blob_before = pickle.dumps(acc)  # the ledger moves to its file: header and one entry
+    path = os.path.join(acc._shared.path, "ledger")
+    with open(path, "rb") as f:
+        older = f.read()
+    acc.charge_mu(0.5)
+    blob = pickle.dumps(acc)
+    with open(path, "wb") as f:  # restored to the older copy by a sync tool
+        f.write(older)
+    ctx = multiprocessing.get_context("spawn")  # a new process: no live original there
+    with ctx.Pool(1) as pool:
+        assert "no longer holds" in pool.apply(_charge_copy, (blob, 0.1))
+        # A copy pickled before the second charge saw only what is still there: it goes on.
+        assert pool.apply(_charge_copy, (blob_before, 0.1)) == "accepted"
+
+
+def test_a_writer_that_died_mid_line_leaves_a_ledger_every_process_can_read():
+    # Twentieth review: the next appender wrote after the partial line (its offset then
+    # covered bytes it never parsed), and every other process failed on the file with a
+    # raw JSONDecodeError. Under the lock, such a tail is cut before the next entry.
+    from skdp.accounting._shared_ledger import SharedLedger
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-6)
+    acc.charge_mu(0.5)
+    pickle.dumps(acc)  # the ledger moves to its file
+    path = os.path.join(acc._shared.path, "ledger")
+    with open(path, "ab") as f:
+        f.write(b'{"label": "gaussian", "mu": 0.')  # the dead writer's half line
+    acc.charge_mu(0.5)
+    acc.charge_mu(0.5)
+    with open(path, "rb") as f:
+        assert f.read().endswith(b"}\n")
+    assert acc.spent_mu == pytest.approx(0.5 * 3 ** 0.5)
+    copy = SharedLedger(acc._shared.path, acc._shared.token)  # another process's reader
+    assert [e["mu"] for e in copy.read_new()] == [0.5, 0.5, 0.5]

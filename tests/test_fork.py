@@ -111,3 +111,34 @@ def test_forked_workers_that_inherit_one_generator_draw_different_noise():
     _GENERATOR["rng"] = np.random.default_rng(1)
     np.testing.assert_array_equal(first, _fit_with_inherited_generator(0))
     del _GENERATOR["rng"]
+
+
+def test_a_generator_passed_to_a_worker_with_each_task_gives_each_fit_its_own_noise():
+    # The Generator is pickled with its state once per task: two tasks in one worker held
+    # the same state, drew the same seed and added the same noise (twentieth review).
+    rng = np.random.default_rng(2)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        a, b = pool.map(_fit_with_generator, [rng, rng], chunksize=1)
+    assert not np.array_equal(a, b)
+
+
+def _fit_with_generator(rng):
+    _GENERATOR["rng"] = rng
+    return _fit_with_inherited_generator(0)
+
+
+def _secure_draw():
+    from skdp.mechanisms import gaussian_release, make_rng, secure_mode
+
+    with secure_mode():
+        return float(np.sum(gaussian_release(np.zeros(3), 1.0, make_rng(), sensitivity=1.0)))
+
+
+def test_a_fork_while_another_thread_draws_secure_noise_does_not_hang_the_child():
+    # The secure pool's lock was copied held into the child, which then waited for it
+    # forever (twentieth review). Holding it here stands for the other thread.
+    from skdp.mechanisms import _discrete_gaussian
+
+    with _discrete_gaussian._POOL_LOCK, _fork_pool() as pool:
+        result = pool.apply_async(_secure_draw)
+        assert np.isfinite(result.get(timeout=60))

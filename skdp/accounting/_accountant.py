@@ -171,10 +171,14 @@ class BudgetAccountant:
                     self._share()
                 except OSError:  # no temporary directory: the copy will refuse charges
                     pass
-            token = self._shared.token if self._shared is not None else None
-            path = self._shared.path if self._shared is not None else None
+            shared = self._shared
+            if isinstance(self._detached, LedgerChanged):
+                shared = None  # the copy refuses charges too, with the ledger as last read
+            token = shared.token if shared is not None else None
+            path = shared.path if shared is not None else None
+            known = shared.known() if shared is not None else None
             snapshot = [asdict(c) for c in self._charges]
-        return _restore, (self.epsilon, self.delta, path, token, snapshot)
+        return _restore, (self.epsilon, self.delta, path, token, snapshot, known)
 
     def _share(self) -> None:
         """Move the ledger to a file that copies in other processes can charge (under the lock)."""
@@ -417,23 +421,27 @@ class BudgetAccountant:
             return self._record(Charge(label=str(label), epsilon=epsilon, delta=delta))
 
 
-def _restore(epsilon, delta, path, token, snapshot) -> BudgetAccountant:
-    """Unpickle: the original object in its own process, else a copy on the shared file."""
+def _restore(epsilon, delta, path, token, snapshot, known=None) -> BudgetAccountant:
+    """Unpickle: the original object in its own process, else a copy on the shared file.
+
+    ``known`` (offset, digest) is what the pickled handle had read: the copy's
+    first read checks that the file still begins with it.
+    """
     if token is not None and (live := _SHARED.get(token)) is not None:
         return live
     acc = BudgetAccountant.__new__(BudgetAccountant)
     acc.epsilon, acc.delta = epsilon, delta
     acc._lock = threading.Lock()
     acc._charges = []
-    acc._shared = SharedLedger(path, token) if token is not None else None
+    acc._shared = SharedLedger(path, token, known) if token is not None else None
     acc._detached = token is None
     if token is not None:
         try:
             with acc._shared.locked():
                 acc._charges.extend(Charge(**e) for e in acc._shared.read_new())
             _SHARED[token] = acc
-        except LedgerUnreachable:
-            acc._detached = True
+        except LedgerUnreachable as exc:
+            acc._detached = exc.with_traceback(None)  # refuses charges with this reason
     if acc._detached:
         acc._charges = [Charge(**e) for e in snapshot]
     _ALL.add(acc)

@@ -68,12 +68,22 @@ class SharedLedger:
     token : str
         Random identifier written in the header; a directory with another
         token (a reused path) is not this ledger.
+    known : tuple of (int, bytes), optional
+        ``(offset, digest)`` of what the handle this one was copied from had
+        read (:meth:`known`): the first read checks that the file still
+        begins with those bytes, so that a copy unpickled in a new process
+        cannot accept a ledger rolled back behind the original's back.
     """
 
-    def __init__(self, path: str, token: str) -> None:
+    def __init__(self, path: str, token: str, known: tuple[int, bytes] | None = None) -> None:
         self.path, self.token = path, token
         self.offset = 0  # bytes of the ledger file already read by this handle
         self._read_hash = hashlib.sha256()  # of those bytes, to find them changed later
+        self._known = known
+
+    def known(self) -> tuple[int, bytes]:
+        """``(offset, SHA-256 digest)`` of the bytes this handle has read."""
+        return self.offset, self._read_hash.digest()
 
     @classmethod
     def create(cls, header: dict) -> SharedLedger:
@@ -124,14 +134,19 @@ class SharedLedger:
             token = None
         if token != self.token:
             raise LedgerChanged(f"{self.path} holds another ledger")
-        if len(data) < self.offset or hashlib.sha256(data[:self.offset]).digest() != \
-                self._read_hash.digest():
+        offset, digest = self._known if self.offset == 0 and self._known else self.known()
+        if len(data) < offset or hashlib.sha256(data[:offset]).digest() != digest:
             raise LedgerChanged(f"{self.path}: the ledger file no longer holds what this "
-                                    "process has read (truncated, replaced or edited); its "
-                                    "charges may be lost, so no charge is accepted.")
+                                "process (or the one it was copied from) has read "
+                                "(truncated, replaced or edited); its charges may be lost, "
+                                "so no charge is accepted.")
         new = data[self.offset:]
         new = new[:new.rfind(b"\n") + 1]  # complete lines only
-        entries = [json.loads(line) for line in new.splitlines()]
+        try:
+            entries = [json.loads(line) for line in new.splitlines()]
+        except ValueError:
+            raise LedgerChanged(f"{self.path}: the ledger file holds a line that is not an "
+                                "entry; no charge is accepted.") from None
         if self.offset == 0:
             entries = entries[1:]
         self.offset += len(new)
@@ -139,10 +154,24 @@ class SharedLedger:
         return entries
 
     def append(self, entry: dict) -> None:
-        """Append one entry (call under :meth:`locked`, after :meth:`read_new`)."""
+        """Append one entry (call under :meth:`locked`, after :meth:`read_new`).
+
+        Bytes after the last complete line, found under the lock, are the
+        start of a line whose writer died while appending (its charge never
+        returned, so no noise was drawn on it): they are cut before the entry
+        is written, so that every process can parse the file.
+        """
         line = (json.dumps(entry) + "\n").encode("utf-8")
         try:
-            with open(os.path.join(self.path, "ledger"), "ab") as f:
+            with open(os.path.join(self.path, "ledger"), "r+b") as f:
+                end = f.seek(0, os.SEEK_END)
+                if end != self.offset:
+                    f.seek(self.offset)
+                    if end < self.offset or b"\n" in f.read():
+                        raise LedgerChanged(f"{self.path}: the ledger file changed while "
+                                            "locked; no charge is accepted.")
+                    f.truncate(self.offset)
+                    f.seek(self.offset)
                 f.write(line)
         except OSError as exc:
             raise LedgerUnreachable(str(exc)) from None

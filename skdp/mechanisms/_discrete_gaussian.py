@@ -218,8 +218,18 @@ _POOL: OrderedDict = OrderedDict()
 _POOL_LOCK = threading.Lock()
 _POOL_BATCH = 4096
 _POOL_KEYS = 32
+
+
+def _after_fork_in_child() -> None:
+    # A fork taken while another thread held the lock copies it held: the child
+    # would wait for it forever. The child has one thread; it starts afresh.
+    global _POOL_LOCK
+    _POOL_LOCK = threading.Lock()
+    _POOL.clear()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_POOL.clear)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _pooled_discrete_gaussian(sigma2: int, n: int) -> np.ndarray:

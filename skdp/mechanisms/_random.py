@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
-import os
 import secrets
 import threading
 from collections.abc import Iterator
@@ -26,38 +25,13 @@ from numbers import Integral
 
 import numpy as np
 
+from skdp._fork import in_worker_process
 from skdp._secure import is_secure_mode, secure_mode, set_secure_mode
 from skdp.mechanisms._discrete_gaussian import GridPlan
 
 __all__ = ["MAX_WEIGHT", "PlannedRelease", "Release", "composed_mu", "gaussian_noise",
            "gaussian_release", "is_secure_mode", "make_rng", "record_release", "record_releases",
            "secure_mode", "set_secure_mode", "spawn_rngs", "symmetric_release"]
-
-# A forked process inherits every object of its parent, generators included: two
-# children that go on drawing from one inherited state add the same noise, and the
-# difference of their releases removes it. Each forked child gets fresh entropy here
-# (None in a process that was not forked from one that imported skdp).
-_FORK_SALT: int | None = None
-
-
-def _after_fork_in_child() -> None:
-    global _FORK_SALT
-    _FORK_SALT = secrets.randbits(128)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def fork_token() -> int | None:
-    """Identifies this process among those forked from one another (None if never forked).
-
-    A stream's state records it when the stream starts; a copy inherited by a
-    forked child has another token and refuses to continue
-    (:class:`skdp.base.StreamStateMixin`).
-    """
-    return _FORK_SALT
-
 
 def check_random_state_type(random_state) -> None:
     """The errors of :func:`make_rng`, without drawing: for a check before a charge.
@@ -103,11 +77,14 @@ def make_rng(random_state=None, *, entry: int | None = None) -> np.random.Genera
         releases); an int gives a reproducible generator (for tests and
         examples: anyone who knows the seed can remove the noise); a Generator
         or RandomState seeds a new Generator from its stream (drawing from it,
-        so successive calls differ, as in scikit-learn). In a process made by
-        ``os.fork`` the seed drawn from a Generator or RandomState is mixed
-        with fresh entropy of that process: the child inherited the parent's
-        generator state, and two children drawing from it would otherwise add
-        the same noise. Pass an int for reproducible fits in forked workers.
+        so successive calls differ, as in scikit-learn). In a worker process
+        (forked, or started by ``multiprocessing``, joblib or
+        ``concurrent.futures``) the seed drawn from a Generator or
+        RandomState is mixed with fresh entropy from the operating system at
+        every call: a worker holds a copy of the generator (inherited by the
+        fork, or pickled with each task), and two copies would add the same
+        noise. Such fits are not reproducible; pass an int for reproducible
+        fits in workers.
     entry : int or None, default=None
         The position of the fit's charge in its accountant's ledger
         (:meth:`skdp.accounting.BudgetAccountant.charge_mu` returns it). It
@@ -149,8 +126,8 @@ def make_rng(random_state=None, *, entry: int | None = None) -> np.random.Genera
         entropy = [int(v) for v in random_state.randint(0, 2**31 - 1, size=4)]
     else:
         entropy = int(random_state)
-    if _FORK_SALT is not None and not isinstance(entropy, int):  # an inherited generator
-        entropy.append(_FORK_SALT)
+    if not isinstance(entropy, int) and in_worker_process():  # a copied generator state
+        entropy.append(secrets.randbits(128))
     key = () if entry is None else (int(entry),)
     return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
 

@@ -107,16 +107,27 @@ def _check_scorable(candidates, scoring: str, y) -> None:
                              "'neg_log_loss' for class labels.") from None
 
 
-def _once(show):
-    """``show`` (a ``warnings.showwarning``) for the first of equal warnings only."""
-    seen = set()
+class _HeldWarnings:
+    """A ``warnings.showwarning`` that holds what it is given; :meth:`show` shows each once.
 
-    def show_once(message, category, filename, lineno, file=None, line=None):
-        if (category, str(message)) not in seen:
-            seen.add((category, str(message)))
-            show(message, category, filename, lineno, file, line)
+    Installed inside ``catch_warnings`` during the dry runs: the user's filters
+    still act as each warning is raised ("error" stops the search before the
+    charge, "ignore" drops it), but what they would show is held back, and
+    shown only with a dry run's error. A search that goes on does not show
+    them: the candidates' fits record their own in ``cv_results_``, and the
+    returned estimator's fit warns itself.
+    """
 
-    return show_once
+    def __init__(self):
+        self.held = {}
+
+    def __call__(self, message, category, filename, lineno, file=None, line=None):
+        self.held.setdefault((category, str(message)), (message, category, filename, lineno,
+                                                         file, line))
+
+    def show(self):
+        for args in self.held.values():
+            warnings.showwarning(*args)
 
 
 def _probe_fit(est, X, y) -> None:
@@ -347,15 +358,20 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
                   else [(candidates[0], (X, y), mu_candidate)])
         probes += [(c, (X_probe, y_probe), mu_candidate) for c in candidates]
         # The dry runs' warnings (a candidate's before its charge: classes=None, say)
-        # are shown once each, not once per dry run (scikit-learn's own
-        # catch_warnings blocks reset Python's once-per-location registry). The
-        # user's filters still apply as each is raised: an "error" filter stops
-        # the search here, before the charge.
-        with warnings.catch_warnings():  # restores showwarning on the way out
-            warnings.showwarning = _once(warnings.showwarning)
-            for est, data, mu_probe in probes:
-                set_accountants(est, Probe(mu_probe))
-                _dry_run(est, *data, mu_probe)
+        # meet the user's filters as each is raised (an "error" filter stops the
+        # search here, before the charge), but are shown, once each, only with a
+        # dry run's error: otherwise the real fits raise them again (only the
+        # returned estimator's are shown).
+        held = _HeldWarnings()
+        try:
+            with warnings.catch_warnings():  # restores showwarning on the way out
+                warnings.showwarning = held
+                for est, data, mu_probe in probes:
+                    set_accountants(est, Probe(mu_probe))
+                    _dry_run(est, *data, mu_probe)
+        except Exception:
+            held.show()
+            raise
         del candidates, probes, X_probe, y_probe
 
         entry = None

@@ -47,6 +47,7 @@ from skdp.utils._validation import (
     validate_new_rows,
     validate_private,
 )
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["DPStandardScaler", "check_bounds", "gaussian_clipped_variance"]
 
@@ -258,7 +259,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
                 f" and {self.bound_quantile:.3g} (the counts' noise needs that margin). The "
                 "variances of the clipped values are scaled up as for Gaussian tails beyond the "
                 "bounds: right for near-Gaussian features, still too small for heavy-tailed ones. "
-                "Declare bounds, or give more rows or budget.", UserWarning, stacklevel=5)
+                "Declare bounds, or give more rows or budget.", UserWarning, stacklevel=user_stacklevel())
         return q
 
     def _private_bounds(self, X, w, W: float, mu: float, q: float,
@@ -283,7 +284,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
                 f"The private bounds of feature(s) {np.flatnonzero(collapsed).tolist()} collapsed "
                 "to a point (a nearly constant feature, or a rare value beyond the quantiles "
                 "this budget can resolve); they were widened to g +- max(1, |g|). Declare "
-                "bounds for such features.", UserWarning, stacklevel=4)
+                "bounds for such features.", UserWarning, stacklevel=user_stacklevel())
         return lower, upper
 
     def _start(self, X, w, W: float) -> dict:
