@@ -37,7 +37,11 @@ Each cell fits ``DPLinearRegressionGD`` at its defaults (delta 1e-6) with
   <= 3 below, <= 1.5 where n >= 5,000 and epsilon = 10;
 - ``warn``: share of fits that warned (any warning); ``clip warn``: share
   that raised the clipping warning; ``s/fit``: seconds per fit;
-- ``miss``: the targets this cell misses.
+- ``miss``: the targets this cell misses; ``?`` marks a miss within Monte
+  Carlo noise (at least 5% of 400 bootstrap resamples of the seeds meet
+  the target), which more seeds could turn either way. The summary counts
+  the cells that meet every target, and apart those that miss only within
+  noise.
 
 The tables come in five groups: ``dev`` (the four phase-2 tables and
 four more), ``held-out`` (nine not used to build the method, though their
@@ -70,6 +74,8 @@ from skdp import PrivacyLeakWarning
 from skdp.linear_model import DPLinearRegressionGD
 
 ALPHA = 0.1
+#: Bootstrap resamples of the seeds for the Monte Carlo noise of each cell's numbers.
+BOOTSTRAP = 400
 
 
 def _r(package, item, y, X, binary=()):
@@ -301,27 +307,42 @@ def cell(X, y, kw, eps, seeds):
     seconds /= seeds
     hit, ses, ests, warned = np.array(hit), np.array(ses), np.array(ests), np.array(warned)
     hit_clip = np.array(hit_clip)
+    r = dict(_graded(hit, ses, ests, warned, ls), clip_cov=hit_clip.mean(),
+             clip_worst=hit_clip.mean(0).min(), width=float(np.median(widths)),
+             warn=warned.mean(), clip_warn=float(np.mean(clip_warned)), seconds=seconds)
+    # Monte Carlo noise of the graded numbers: the same numbers on seeds drawn with
+    # replacement (the seeds are independent fits; coefficients of one fit are not).
+    boot = np.random.default_rng(0).integers(0, seeds, size=(BOOTSTRAP, seeds))
+    r["boot"] = [_graded(hit[b], ses[b], ests[b], warned[b], ls) for b in boot]
+    return r
+
+
+def _graded(hit, ses, ests, warned, ls):
+    """The numbers the targets grade, from per-seed arrays (rows: seeds)."""
     rmse = np.sqrt(np.mean((ests - ls) ** 2, axis=0))
     ok = hit[~warned]
     return dict(cov=hit.mean(), worst=hit.mean(0).min(),
                 cov_ok=ok.mean() if ok.size else np.nan,
-                clip_cov=hit_clip.mean(), clip_worst=hit_clip.mean(0).min(),
-                width=float(np.median(widths)),
-                se_rmse=float(np.median(np.median(ses, axis=0) / rmse)),
-                warn=warned.mean(), clip_warn=float(np.mean(clip_warned)), seconds=seconds)
+                se_rmse=float(np.median(np.median(ses, axis=0) / rmse)))
 
 
 def misses(r, n, eps):
-    out = []
-    if r["cov"] < 0.85:
-        out.append("cov")
-    if r["worst"] < 0.75:
-        out.append("worst")
-    if not np.isnan(r["cov_ok"]) and r["cov_ok"] < 0.85:
-        out.append("silent")
+    """The targets a cell misses; '?' marks a miss within Monte Carlo noise.
+
+    A miss is within noise when at least 5% of the bootstrap resamples of the
+    seeds meet that target (a one-sided 90% interval reaches it): more seeds
+    could show the cell meeting it. The strict count ignores the marks. A
+    cell without resamples (``r['boot']``) gets no marks.
+    """
     limit = 1.5 if (n >= 5000 and eps == 10) else (2.0 if n >= 1000 else 3.0)
-    if r["se_rmse"] > limit:
-        out.append(f"se>{limit:g}")
+    tests = [("cov", lambda g: g["cov"] >= 0.85), ("worst", lambda g: g["worst"] >= 0.75),
+             ("silent", lambda g: np.isnan(g["cov_ok"]) or g["cov_ok"] >= 0.85),
+             (f"se>{limit:g}", lambda g: g["se_rmse"] <= limit)]
+    out = []
+    for name, meets in tests:
+        if not meets(r):
+            share = np.mean([meets(g) for g in r["boot"]]) if "boot" in r else 0.0
+            out.append(name + ("?" if share >= 0.05 else ""))
     return ",".join(out) or "-"
 
 
@@ -334,7 +355,7 @@ def main():
                      "-" if np.isnan(r["cov_ok"]) else r["cov_ok"], r["clip_cov"],
                      r["clip_worst"], r["width"],
                      r["se_rmse"], r["warn"], r["clip_warn"], r["seconds"], miss])
-        summary.append((half, miss == "-"))
+        summary.append((half, miss == "-", all(m.endswith("?") for m in miss.split(","))))
         print(*rows[-1], flush=True)
     print_table(f"DPLinearRegressionGD intervals on public tables: nominal {1 - ALPHA:.0%}, "
                 f"{seeds} seeds, defaults (delta 1e-6); targets of issue 23",
@@ -342,9 +363,11 @@ def main():
                  "clip cov", "clip worst", "w/HC1",
                  "se/rmse", "warn", "clip warn", "s/fit", "miss"], rows)
     for half in ("dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4"):
-        cells = [ok for h, ok in summary if h == half]
+        cells = [(ok, noise) for h, ok, noise in summary if h == half]
         if cells:
-            print(f"{half}: {sum(cells)} of {len(cells)} cells meet every target")
+            print(f"{half}: {sum(ok for ok, _ in cells)} of {len(cells)} cells meet every "
+                  f"target; {sum(noise and not ok for ok, noise in cells)} more miss only "
+                  "within Monte Carlo noise ('?')")
 
 
 if __name__ == "__main__":
