@@ -95,6 +95,11 @@ PLAIN_STEPS, PLAIN_BURN_IN = 200, 20
 START_LEFT = 0.05
 #: Family-wise false-alarm rate of the drift check where the AR(1) model holds.
 DRIFT_LEVEL = 0.01
+#: The noise warning fires when the slopes' mean squared t-value is below this. An
+#: unbiased estimate with standard error se has E[t**2] = 1 + (theta / se)**2, so a mean
+#: below 2 estimates the coefficients at less than one standard error on average: the
+#: noise is as large as the signal, and so is its share of a prediction's error.
+NOISE_T2 = 2.0
 #: The clipping check counts a row only if it stays clipped when its residual moves
 #: towards 0 by a simultaneous (1 - CHECK_LEVEL) bound on the estimate's noise
 #: (:func:`check_margin`).
@@ -484,8 +489,9 @@ fit_warnings_ : dict
     The warnings the fit raised that qualify its intervals, message by
     kind: 'unresolved' (collinearity), 'not_converged' (the noise cut the
     planned steps and the estimate keeps part of the start's error),
-    'clipping' (the clipping check) and 'drift' (the
-    iterates still drift); empty when none did. A fit inside a pipeline or a
+    'clipping' (the clipping check), 'drift' (the
+    iterates still drift) and 'noise' (the coefficients are on average
+    within one standard error of zero); empty when none did. A fit inside a pipeline or a
     search, where warnings are often silenced, keeps them here, and
     :meth:`summary` notes them.
 planned_n_iter_ : int
@@ -877,6 +883,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         cov = self._sampling_covariance(data, gram, steps, meat)
         resolution, raised = self._warn(steps, clipping, clipping_std, clip, data, gram, drift,
                                         start_left)
+        raised.update(self._warn_noise(theta, bse, data.p))
         # The fitted state is set only once the fit has succeeded.
         p = data.p
         self.coef_ = theta[:p]
@@ -1248,6 +1255,24 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             warnings.warn(raised["drift"], ConvergenceWarning, stacklevel=3)
         return resolution, raised
 
+    def _warn_noise(self, theta: np.ndarray, bse: np.ndarray, p: int) -> dict:
+        """The noise warning, from the released estimate and its standard errors only."""
+        if p == 0:
+            return {}
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            t2 = float(np.mean((theta[:p] / bse[:p]) ** 2))
+        if not t2 < NOISE_T2:  # (a NaN, from a zero standard error, does not warn)
+            return {}
+        message = (
+            f"The privacy noise is as large as the signal: the coefficients are on average "
+            f"within one standard error of zero (mean squared t-value {t2:.2g}, below "
+            f"{NOISE_T2:g}). The intervals account for it, but the point estimate, and "
+            "predict(), may do worse than predicting the mean. For prediction, give more "
+            "rows or budget, declare tighter bounds, or use AdaSSPRegressor (a ridge that "
+            "shrinks towards zero).")
+        warnings.warn(message, UserWarning, stacklevel=3)
+        return {"noise": message}
+
     # -- intervals ---------------------------------------------------------------
 
     def _coef_names(self) -> list[str]:
@@ -1462,6 +1487,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             notes.append("The iterates drift between the two halves of the run beyond what "
                          "the noise and the start's error allow: the iterates had not "
                          "settled, and the intervals may not cover.")
+        if "noise" in raised:
+            notes.append("The noise is as large as the signal (the coefficients are on "
+                         "average within one standard error of zero): the point estimate "
+                         "may predict worse than the mean; the intervals account for it.")
         if unresolved:
             notes.append(f"Not identified separately at this budget (nearly collinear): "
                          f"{', '.join(map(str, unresolved))}.")
