@@ -331,8 +331,9 @@ def misses(r, n, eps):
 
     A miss is within noise when at least 5% of the bootstrap resamples of the
     seeds meet that target (a one-sided 90% interval reaches it): more seeds
-    could show the cell meeting it. The strict count ignores the marks. A
-    cell without resamples (``r['boot']``) gets no marks.
+    could show the cell meeting it. For the silent-failure target only the
+    resamples with an unwarned fit count. The strict count ignores the
+    marks. A cell without resamples (``r['boot']``) gets no marks.
     """
     limit = 1.5 if (n >= 5000 and eps == 10) else (2.0 if n >= 1000 else 3.0)
     tests = [("cov", lambda g: g["cov"] >= 0.85), ("worst", lambda g: g["worst"] >= 0.75),
@@ -341,7 +342,9 @@ def misses(r, n, eps):
     out = []
     for name, meets in tests:
         if not meets(r):
-            share = np.mean([meets(g) for g in r["boot"]]) if "boot" in r else 0.0
+            # Resamples without an unwarned fit say nothing of silent failures: left out.
+            boot = [g for g in r.get("boot", []) if name != "silent" or not np.isnan(g["cov_ok"])]
+            share = np.mean([meets(g) for g in boot]) if boot else 0.0
             out.append(name + ("?" if share >= 0.05 else ""))
     return ",".join(out) or "-"
 
