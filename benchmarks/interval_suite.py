@@ -262,20 +262,30 @@ def reference(X, y):
     return np.linalg.lstsq(Z, y, rcond=None)[0], hc1
 
 
-def suite_cells(description):
-    """Parse the suite's arguments; yield (seeds, name, half, X, y, kw, flow, eps) per cell."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--seeds", type=int, default=30)
+def add_table_arguments(parser, seeds: int) -> None:
+    """``--seeds``, ``--tables`` and ``--half``, for this suite and the scripts that share its tables."""
+    parser.add_argument("--seeds", type=int, default=seeds)
     parser.add_argument("--tables", default=",".join(TABLES))
     # 'all' is the five groups measured so far; fresh4 runs only when asked by name.
     parser.add_argument("--half", default="all",
                         choices=["dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "all"])
-    args = parser.parse_args()
+
+
+def selected_tables(args):
+    """Yield (name, half, X, y) for the tables ``--tables`` and ``--half`` select."""
     for name in args.tables.split(","):
         half, load = TABLES[name]
         if half != args.half and (args.half != "all" or half == "fresh4"):
             continue
-        X0, y0 = load()
+        yield (name, half) + tuple(load())
+
+
+def suite_cells(description):
+    """Parse the suite's arguments; yield (seeds, name, half, X, y, kw, flow, eps) per cell."""
+    parser = argparse.ArgumentParser(description=description)
+    add_table_arguments(parser, seeds=30)
+    args = parser.parse_args()
+    for name, half, X0, y0 in selected_tables(args):
         for flow in ("std", "bounds"):
             X, y, kw = prepare(X0, y0, flow)
             for eps in (1.0, 10.0):

@@ -42,7 +42,7 @@ import warnings
 
 import numpy as np
 from _common import print_table
-from interval_suite import TABLES, prepare
+from interval_suite import add_table_arguments, prepare, selected_tables
 
 from skdp.decomposition import DPPCA
 from skdp.linear_model import AdaSSPRegressor, DPLinearRegressionGD
@@ -159,21 +159,14 @@ def _medians(results, index):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seeds", type=int, default=10)
+    add_table_arguments(parser, seeds=10)
     parser.add_argument("--pca-seeds", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds a peer's PCA fit may take (then: no share, 'nan')")
-    parser.add_argument("--tables", default=",".join(TABLES))
-    parser.add_argument("--half", default="all",
-                        choices=["dev", "held-out", "fresh", "fresh2", "fresh3", "fresh4", "all"])
     args = parser.parse_args()
     reg_rows, pca_rows, reg_names, pca_names = [], [], [], []
     start = time.perf_counter()
-    for name in args.tables.split(","):
-        half, load = TABLES[name]
-        if half != args.half and (args.half != "all" or half == "fresh4"):
-            continue
-        X0, y0 = load()
+    for name, half, X0, y0 in selected_tables(args):
         X, y, kw = prepare(X0, y0, "bounds")
         Xs = prepare(X0, y0, "std")[0]
         Z = np.column_stack([X, np.ones(len(y))])
