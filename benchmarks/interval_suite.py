@@ -340,7 +340,7 @@ def misses(r, n, eps):
     """The targets a cell misses; '?' marks a miss within Monte Carlo noise.
 
     A miss is within noise when at least 5% of the bootstrap resamples of the
-    seeds meet that target (a one-sided 90% interval reaches it): more seeds
+    seeds meet that target (a one-sided 95% percentile interval reaches it): more seeds
     could show the cell meeting it. For the silent-failure target only the
     resamples with an unwarned fit count. The strict count ignores the
     marks. A cell without resamples (``r['boot']``) gets no marks.
