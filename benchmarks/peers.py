@@ -208,7 +208,7 @@ def main():
             # so that each library's median is over the same cells.
             done = [r for r in cells if not np.any(np.isnan(r[5:5 + len(names)]))]
             summary = ", ".join(
-                f"{m} {np.median([r[5 + i] for r in done]):.3f} "
+                f"{m} {np.median([r[5 + i] for r in done]) if done else np.nan:.3f} "
                 f"({np.median([r[5 + len(names) + i] for r in cells]):.2g} s)"
                 for i, m in enumerate(names))
             print(f"{what}, epsilon {eps:g}, median over the {len(done)} of {len(cells)} cells "
