@@ -55,14 +55,6 @@ def _gram_block(Xb, yb, wb, *, fit_intercept: bool, norm_bound: float, intercept
     return Z.T @ Z
 
 
-def _dask_capped(a, what: str):
-    import dask.array as da
-
-    from skdp.utils._dask import _as_array, _capped
-
-    return da.map_blocks(_capped, _as_array(a, what), dtype=np.float64)
-
-
 def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float,
                  rng: np.random.Generator, chunk_size: int = 16384, sample_weight=None,
                  max_weight: float = 1.0, intercept_value: float = 1.0,
@@ -140,8 +132,10 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         # Summed where the partitions are, so not checked first: each value is
         # mapped as it is read (NaN to 0, beyond 1e50 to the cap), as the
         # estimators' re-reads of a Dask table are (skdp.utils._dask._capped).
-        X = _dask_capped(X, "X")
-        y = None if y is None else _dask_capped(y, "y")
+        from skdp.utils._dask import _as_array, capped_values
+
+        X = capped_values(_as_array(X, "X"))
+        y = None if y is None else capped_values(_as_array(y, "y"))
     block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
                     intercept_value=float(intercept_value), x_scale=float(x_scale))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))

@@ -114,7 +114,6 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
     1e50 in magnitude (as in memory) when they are read.
     """
     import dask
-    import dask.array as da
 
     names = None
     if hasattr(X, "columns"):
@@ -154,7 +153,7 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
     elif d != estimator.n_features_in_:
         raise ValueError(f"X has {d} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input.")
-    X = da.map_blocks(_capped, X, dtype=np.float64)
+    X = capped_values(X)
     if not supervised:
         return X
     if y_parts is not None:
@@ -174,7 +173,7 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, one label per row; got shape {y.shape}.")
     if not labels:
-        y = da.map_blocks(_capped, y, dtype=np.float64)
+        y = capped_values(y)
     return X, y
 
 
@@ -271,6 +270,13 @@ def _capped(block):
     if block.size and not (block.max() <= 1e50 and block.min() >= -1e50):
         block = np.clip(np.nan_to_num(block, nan=0.0, posinf=1e50, neginf=-1e50), -1e50, 1e50)
     return block
+
+
+def capped_values(a):
+    """A Dask array whose values are mapped by :func:`_capped` as each block is read."""
+    import dask.array as da
+
+    return da.map_blocks(_capped, a, dtype=np.float64)
 
 
 def _call(stat: Callable, block_rows: int, *blocks):
