@@ -8,6 +8,7 @@ independent Gaussian noises whose scales come from one *joint* sensitivity
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -187,7 +188,13 @@ def density_lambda(d: int, norm_bound: float) -> float:
     >>> round(density_lambda(5, 1.0), 1)
     3.0
     """
+    return _density_u(int(d)) / float(norm_bound) ** 2
+
+
+@functools.lru_cache(maxsize=64)
+def _density_u(d: int) -> float:
+    """The minimiser u of ``r_d(u) (1 + c / u)`` on a log grid (public: depends on d only)."""
     c = d * (d + 1) / 4.0
     grid = np.exp(np.linspace(math.log(1e-2), math.log(1e4), 2001))
     loss = np.array([r_d(u, d) for u in grid]) * (1.0 + c / grid)
-    return float(grid[int(np.argmin(loss))]) / float(norm_bound) ** 2
+    return float(grid[int(np.argmin(loss))])
