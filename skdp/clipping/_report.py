@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skdp.exceptions import PrivacyLeakWarning
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["ClippingReport", "clipping_report"]
 
@@ -68,7 +69,7 @@ def clipping_report() -> Iterator[ClippingReport]:
     """
     warnings.warn("clipping_report() counts clipped rows/gradients of the private data without "
                   "noise; the counts are outside the privacy guarantee.", PrivacyLeakWarning,
-                  stacklevel=3)
+                  stacklevel=user_stacklevel())
     report = ClippingReport()
     token = _ACTIVE.set(report)
     try:

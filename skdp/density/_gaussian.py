@@ -16,6 +16,7 @@ from skdp.moments._streaming import BOUND_DOC
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import validate_new_rows, validate_private
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["PrivateGaussianDensity", "gaussian_kl", "private_covariances", "project_covariances"]
 
@@ -384,7 +385,7 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
                 f"have (norm_bound_**2 = {zeta**2:.3g}): the noise dominates the second moment at "
                 "this budget and number of rows, so the density is mostly the projection (and "
                 "debias makes no difference). Use method='jme', more rows or a larger epsilon.",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=user_stacklevel())
         if self.store_history:
             old = t0 > 0 and hasattr(self, "covariances_")
             self.locations_ = np.concatenate([self.locations_, means]) if old else means

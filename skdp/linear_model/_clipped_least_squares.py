@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from skdp.clipping import gradient_clip_factors
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["clipped_least_squares"]
 
@@ -73,5 +74,6 @@ def clipped_least_squares(Z: np.ndarray, y: np.ndarray, row_norms: np.ndarray, c
         if moved <= tol * (1.0 + np.linalg.norm(theta)):
             return theta
     warnings.warn(f"The clipped least-squares solution did not converge in {max_iter} "
-                  "iterations; the last iterate is returned.", ConvergenceWarning, stacklevel=2)
+                  "iterations; the last iterate is returned.", ConvergenceWarning,
+                  stacklevel=user_stacklevel())
     return theta

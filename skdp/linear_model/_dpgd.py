@@ -59,6 +59,7 @@ from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_new_rows, validate_private
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
@@ -1170,7 +1171,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             "columns (or too little spread for the noise). Their coefficients are not "
             "identified separately; their intervals should be wide, and where they are not, "
             "do not trust them. Drop or combine such columns, or give more rows or budget.")
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
         return names, {"unresolved": message}
 
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
@@ -1208,7 +1209,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "columns), and the intervals may not cover there. Standardise or combine the "
                 "columns, or give more rows or budget.")
         if "not_converged" in raised:
-            warnings.warn(raised["not_converged"], ConvergenceWarning, stacklevel=3)
+            warnings.warn(raised["not_converged"], ConvergenceWarning,
+                          stacklevel=user_stacklevel())
         estimates, root, n, W = steps.estimates, gram.root, data.n, data.W
         m = estimates.shape[0]
         wspace = estimates if root is None else np.linalg.solve(root, estimates.T).T
@@ -1242,7 +1244,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                     "least-squares solution. Declare wider bounds, raise clip_norm, or read the "
                     "estimate as a robust (clipped) fit, whose solution the intervals do cover "
                     "(estimand() computes it, without privacy, on data you hold).")
-                warnings.warn(raised["clipping"], UserWarning, stacklevel=3)
+                warnings.warn(raised["clipping"], UserWarning, stacklevel=user_stacklevel())
         # Family-wise DRIFT_LEVEL over the q directions (Bonferroni), each statistic at
         # most standard normal where the model holds.
         if np.any(drift > stats.norm.isf(DRIFT_LEVEL / (2 * data.q))):
@@ -1252,7 +1254,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "start's error allow, so the iterates had not settled and the intervals may "
                 "not cover. Raise n_iter and burn_in (or leave learning_rate to the plan), or "
                 "declare bounds_X/bounds_y.")
-            warnings.warn(raised["drift"], ConvergenceWarning, stacklevel=3)
+            warnings.warn(raised["drift"], ConvergenceWarning, stacklevel=user_stacklevel())
         return resolution, raised
 
     def _warn_noise(self, theta: np.ndarray, bse: np.ndarray, p: int) -> dict:
@@ -1270,7 +1272,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             "predict(), may do worse than predicting the mean. For prediction, give more "
             "rows or budget, declare tighter bounds, or use AdaSSPRegressor (a ridge that "
             "shrinks towards zero).")
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
         return {"noise": message}
 
     # -- intervals ---------------------------------------------------------------
@@ -1384,7 +1386,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         """
         check_is_fitted(self)
         warnings.warn("estimand() reads X and y exactly, without noise: its output is outside "
-                      "the privacy guarantee.", PrivacyLeakWarning, stacklevel=2)
+                      "the privacy guarantee.", PrivacyLeakWarning,
+                      stacklevel=user_stacklevel())
         if not hasattr(self, "_scaling"):
             raise AttributeError("This fit was pickled by a version without estimand(); "
                                  "refit it to use it.")

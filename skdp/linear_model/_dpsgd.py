@@ -54,6 +54,7 @@ from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._progress import Progress
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import check_stream_weights, validate_new_rows, validate_private
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
 
@@ -920,7 +921,7 @@ classes_ : ndarray of shape (n_classes,)""",
                           "labels occur in the private data (and a later partial_fit call "
                           "refuses labels outside that set, which tells whether its rows "
                           "hold a new one). Pass classes=[...] (public) to avoid this.",
-                          PrivacyLeakWarning, stacklevel=4)
+                          PrivacyLeakWarning, stacklevel=user_stacklevel())
             classes = np.unique(y)
         classes = np.unique(np.asarray(classes))
         if classes.shape[0] < 2:

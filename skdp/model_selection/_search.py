@@ -43,6 +43,7 @@ from skdp.model_selection._scoring import (
 )
 from skdp.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from skdp.utils._sklearn import validate_parameter_constraints as _validate_constraints
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
 
@@ -399,7 +400,8 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
             warnings.warn(
                 f"Every candidate's validation loss is at loss_bound={loss_bound:g}: the scores "
                 "cannot tell the candidates apart. Declare a loss_bound on the scale of your "
-                "labels (w**2 for labels in a range of width w).", UserWarning, stacklevel=2)
+                "labels (w**2 for labels in a range of width w).", UserWarning,
+                stacklevel=user_stacklevel())
         split_scores = score_from_loss(scoring, losses)
         mean_scores = split_scores.mean(axis=1)
         best = int(np.argmax(mean_scores))
@@ -421,7 +423,7 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
             self.best_estimator_ = results[best * k][1]
             for message in results[best * k][2]:  # the returned estimator's own warnings
                 warnings.warn(f"The chosen candidate's fit warned: {message}", UserWarning,
-                              stacklevel=2)
+                              stacklevel=user_stacklevel())
         set_accountants(self.best_estimator_, ledger)
         self.scorer_ = scoring
         self.loss_bound_ = loss_bound

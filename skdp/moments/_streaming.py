@@ -41,6 +41,7 @@ from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import check_sample_weight, validate_private
+from skdp.utils._warnings import user_stacklevel
 
 __all__ = ["StreamingMomentEstimator"]
 
@@ -828,7 +829,7 @@ def _noisy_total(total: float, noise_std: float, largest: float) -> float:
             "The released total weight is within ten of its noise standard deviations "
             f"({noise_std:.3g}) of zero: too few rows (or too little weight) for this budget, and "
             "the means divided by it are unreliable. Use more rows, a larger epsilon or a "
-            "declared bound.", UserWarning, stacklevel=4)
+            "declared bound.", UserWarning, stacklevel=user_stacklevel())
     return float(np.clip(total, 3.0 * noise_std, max(largest, 3.0 * noise_std)))
 
 

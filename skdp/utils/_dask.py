@@ -29,6 +29,8 @@ import numpy as np
 from sklearn.base import is_regressor
 from sklearn.exceptions import DataConversionWarning
 
+from skdp.utils._warnings import user_stacklevel
+
 __all__ = ["dask_sum", "is_dask", "validate_dask"]
 
 
@@ -168,7 +170,8 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
     y = _align(y, X, "y")
     if y.ndim == 2 and y.shape[1] == 1:  # a one-column DataFrame, as in memory
         warnings.warn("A column-vector y was passed where a 1-D array was expected; it is "
-                      "read as y[:, 0].", DataConversionWarning, stacklevel=3)
+                      "read as y[:, 0].", DataConversionWarning,
+                      stacklevel=user_stacklevel())
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, one label per row; got shape {y.shape}.")

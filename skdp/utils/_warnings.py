@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -10,8 +11,10 @@ import sklearn
 
 import skdp
 
-# scikit-learn's Pipeline calls its steps through joblib's Memory.
-_LIBRARY_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (skdp, sklearn, joblib))
+# scikit-learn's Pipeline calls its steps through joblib's Memory; a context manager
+# (clipping_report) warns from inside contextlib's __enter__.
+_LIBRARY_PATHS = (tuple(os.path.dirname(m.__file__) + os.sep for m in (skdp, sklearn, joblib))
+                 + (contextlib.__file__,))
 
 
 def user_stacklevel() -> int:
@@ -30,6 +33,6 @@ def user_stacklevel() -> int:
     ...     warnings.warn("hello", UserWarning, stacklevel=user_stacklevel())
     """
     level, frame = 1, sys._getframe(1)  # level 1: the function that calls warnings.warn
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_LIBRARY_PATHS):
         frame, level = frame.f_back, level + 1
     return level

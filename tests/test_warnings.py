@@ -1,0 +1,103 @@
+"""Every warning skdp raises names the user's line, whatever path led to it.
+
+A warning attributed to a line inside skdp or scikit-learn (``fit``'s
+``_fit_context`` wrapper, a Pipeline, a search, joblib) tells the user
+nothing about which of their calls it came from, and Python's default
+filter shows it once per library line instead of once per call site.
+``skdp.utils._warnings.user_stacklevel`` skips those frames.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+
+from skdp.clipping import clipping_report
+from skdp.density import PrivateGaussianDensity
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model import DPLinearRegressionGD, DPSGDClassifier
+from skdp.model_selection import DPGridSearchCV
+from skdp.moments import StreamingMomentEstimator
+
+
+def _noise_only(n=600, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, p)), rng.normal(size=n)
+
+
+def _cases():
+    X, y = _noise_only()
+    labels = (X[:, 0] > 0).astype(int)
+    small = np.random.default_rng(1).normal(size=(5, 2)) * 0.1
+    pinned = np.random.default_rng(0).normal(size=(2000, 3)) * 0.3
+    return {
+        # y is pure noise: the slopes are within their standard errors of zero.
+        "dpgd noise": (lambda: DPLinearRegressionGD(epsilon=1.0, random_state=0), X, y,
+                       UserWarning, "noise is as large"),
+        "classes read from y": (lambda: DPSGDClassifier(random_state=0), X, labels,
+                                PrivacyLeakWarning, "label set is read"),
+        "moments total weight": (lambda: StreamingMomentEstimator(
+            epsilon=0.1, norm_bound=1.0, workload="average", random_state=0), small, None,
+            UserWarning, "total weight"),
+        "density at its cap": (lambda: PrivateGaussianDensity(
+            method="pp", release="per_row", norm_bound=2.0, random_state=0), pinned, None,
+            UserWarning, "largest trace"),
+    }
+
+
+CASES = _cases()
+
+
+def _fit_direct(make, X, y):
+    return make().fit(X, y)
+
+
+def _fit_in_pipeline(make, X, y):
+    return make_pipeline(make()).fit(X, y)
+
+
+def _partial_fit(make, X, y):
+    return make().partial_fit(X, y)
+
+
+@pytest.mark.parametrize("case, path", [
+    *((case, path) for case in CASES for path in (_fit_direct, _fit_in_pipeline)),
+    ("classes read from y", _partial_fit)])
+def test_each_warning_names_the_users_line(case, path):
+    make, X, y, category, match = CASES[case]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        path(make, X, y)
+    ours = [w for w in record if issubclass(w.category, category) and match in str(w.message)]
+    assert ours, [str(w.message)[:80] for w in record]
+    assert {w.filename for w in ours} == {__file__}
+
+
+def test_warnings_through_a_cross_validation_and_a_search_name_the_users_line():
+    X, y = _noise_only(n=4000)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        cross_val_score(DPLinearRegressionGD(epsilon=1.0, random_state=0), X, y, cv=2,
+                        error_score="raise")
+        # Without a refit the chosen candidate's warnings are passed on by the search.
+        DPGridSearchCV(DPLinearRegressionGD(), {"n_iter": [200, 400]}, epsilon=1.0, cv=0.5,
+                       refit=False, random_state=0).fit(X, y)
+    ours = [w for w in record if "noise is as large" in str(w.message)]
+    assert len(ours) == 3, [str(w.message)[:80] for w in record]  # two folds, the search
+    assert {w.filename for w in ours} == {__file__}
+
+
+def test_the_privacy_leak_warnings_of_direct_calls_name_the_users_line():
+    X, y = _noise_only(n=2000)
+    est = DPLinearRegressionGD(epsilon=10.0, random_state=0).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning) as record:
+        est.estimand(X, y)
+    with pytest.warns(PrivacyLeakWarning) as report_record:
+        with clipping_report():
+            pass
+    assert {w.filename for w in [*record, *report_record]
+            if issubclass(w.category, PrivacyLeakWarning)} == {__file__}
