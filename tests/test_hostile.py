@@ -342,3 +342,45 @@ def test_a_weight_bound_beyond_1e10_is_refused_before_the_charge(name):
     assert est.accountant.spent_mu == 0.0
     _fit(name, X, y, est.set_params(max_weight=MAX_WEIGHT))
 
+
+
+def test_the_public_helpers_take_a_huge_row_like_the_estimators():
+    # Review 22: clip_rows zeroed a row of 1e200 (its norm overflowed), the
+    # squares of clipped_gradient_sum and dp_sgd's independent moments were NaN,
+    # and dp_ssgd / dp_ambssgd warned of overflow. A row of 1e200 and one of
+    # 1e6 in the same direction are both clipped to the same gradient.
+    from skdp.clipping import clip_rows, clipped_gradient_sum
+    from skdp.linear_model import dp_ambssgd, dp_sgd, dp_ssgd
+    from skdp.mechanisms import make_rng
+    from skdp.optim import Adam
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = X.sum(axis=1)
+    runs = {
+        "clip_rows": lambda A: clip_rows(A, 1.0)[:2],
+        "squares": lambda A: np.concatenate(clipped_gradient_sum(
+            A, np.column_stack([y, -y]), 1.0, squares=True, fit_intercept=True)),
+        "dp_sgd": lambda A: dp_sgd(A, y, np.zeros(4), loss="squared", optimizer=Adam(0.01, eps=1e-3),
+                                   private_moments="independent", batch_size=500, clip_norm=1.0,
+                                   noise=np.zeros((4, 4)), square_noise=np.zeros((4, 4))),
+        "dp_ssgd": lambda A: dp_ssgd(A, y, np.ones(4), clip_norm=1.0, noise_std=0.0,
+                                     learning_rate=0.01, rng=make_rng(0))[0],
+        "dp_ambssgd": lambda A: dp_ambssgd(
+            A, y, np.ones(4), n_steps=5, stat_size=100, batch_size=300, x_norm=2.0,
+            residual_bound=10.0, resolution=1e-4, count_noise_std=1.0, target_count=90,
+            noise_multiplier=1.0, learning_rate=0.5, rng=make_rng(0))[0][-1],
+    }
+    for name, run in runs.items():
+        out = {}
+        for big in (1e6, 1e200, 1e308):
+            A = X.copy()
+            A[0] = big
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                out[big] = run(A)
+            assert np.all(np.isfinite(out[big])), name
+        # Only the intercept's part of the huge row's clipped gradient differs
+        # (1 / ||(x, 1)||: 6e-7 at 1e6, 0 beyond); the updates are smaller still.
+        np.testing.assert_allclose(out[1e200], out[1e6], rtol=0, atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(out[1e308], out[1e200], rtol=1e-12, atol=1e-12, err_msg=name)

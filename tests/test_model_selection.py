@@ -567,3 +567,62 @@ def test_a_dry_run_warning_is_shown_only_with_the_dry_run_s_error(refit):
         warnings.filterwarnings("ignore", module=re.escape(_WarningSpy.__module__))
         search.fit(X, y)
     assert "spy: read before the charge" not in [str(w.message) for w in caught]
+
+
+def _warns_about_the_data(X):
+    # A user's public step that warns about the values it sees (data-dependent).
+    if np.max(np.abs(X)) > 10:
+        warnings.warn("a large value", UserWarning)
+    return X
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_a_public_step_after_a_private_one_cannot_make_one_table_fail_or_warn(refit):
+    # Review 22: FunctionTransformer(np.exp) after the private scaler turned one
+    # table's outlier into inf, and the next private step refused it after the
+    # search's charge (a RuntimeWarning and a user step's warning also reached
+    # cv_results_ for that table only). In the search's fits such steps' outputs
+    # are mapped to finite values and only skdp's warnings are kept there.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    y = X @ [1.0, -1.0] + 0.5 * rng.normal(size=3000)
+    outcomes = []
+    for outlier in (0.5, 1e4):
+        X[0, 0] = outlier
+        pipe = make_pipeline(DPStandardScaler(bounds=(-4.0, 4.0)), FunctionTransformer(np.exp),
+                             FunctionTransformer(_warns_about_the_data),
+                             DPLinearRegressionGD(bounds_X=(0.0, 60.0), bounds_y=(-8.0, 8.0)))
+        acc = BudgetAccountant(epsilon=100.0, delta=1e-3)
+        search = DPGridSearchCV(pipe, {"dplinearregressiongd__clip_norm": [1.0, 10.0]},
+                                epsilon=4.0, refit=refit, accountant=acc, random_state=0)
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        assert [e.label for e in acc.ledger] == [acc.ledger[0].label]
+        # The refit shows its warnings as the user's own fit would (the user step's
+        # too); numpy's overflow warnings are silenced in the map.
+        assert not any(w.category is RuntimeWarning for w in shown)
+        assert not any("RuntimeWarning" in s or "large value" in s
+                       for s in search.cv_results_["warnings"])
+        # The returned pipeline is the user's: its steps are not wrapped.
+        assert [type(s).__name__ for _, s in search.best_estimator_.steps] == [
+            "DPStandardScaler", "FunctionTransformer", "FunctionTransformer",
+            "DPLinearRegressionGD"]
+        outcomes.append(search.best_params_)
+    assert outcomes[0] == outcomes[1]
+
+
+def test_the_finite_map_keeps_frames_and_sparse_matrices():
+    import scipy.sparse as sp
+
+    from skdp.model_selection._finite_output import FiniteOutput
+
+    step = FiniteOutput(FunctionTransformer(lambda a: a * 1e300, feature_names_out="one-to-one"))
+    step.set_output(transform="pandas")
+    frame = pd.DataFrame({"a": [1.0, -1e10], "b": [0.0, 2.0]})
+    out = step.fit_transform(frame)
+    assert list(out.columns) == ["a", "b"]
+    np.testing.assert_array_equal(out.to_numpy(), [[1e50, 0.0], [-1e50, 1e50]])
+    matrix = FiniteOutput(FunctionTransformer(lambda a: a * np.inf, accept_sparse=True)).fit_transform(
+        sp.csr_matrix([[0.0, 1.0], [-1.0, 0.0]]))
+    assert sp.issparse(matrix) and matrix.toarray().tolist() == [[0.0, 1e50], [-1e50, 0.0]]

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from skdp.clipping._report import _record, _recording
+from skdp.utils._validation import MAX_ABS, _cap
 
 __all__ = [
     "clip_factors",
@@ -97,7 +98,11 @@ def clip_rows(X, clip_norm: float) -> np.ndarray:
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"clip_rows expects a 2-D array, got shape {X.shape}.")
-    return X * clip_factors(np.linalg.norm(X, axis=1), clip_norm)[:, None]
+    # Capped at MAX_ABS as the estimators' input is, and _row_norms rescales rows
+    # whose squares overflow or underflow: np.linalg.norm gave inf for a row of
+    # 1e200, which was then zeroed.
+    X = _cap(X)
+    return X * clip_factors(_row_norms(X), clip_norm)[:, None]
 
 
 def _linear_output(X, coef, fit_intercept: bool):
@@ -490,7 +495,8 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
         if not squares:
             return grad
         w2 = weighted * weighted
-        square_total = _add_intercept_row((X * X).T @ w2, w2, fit_intercept)
+        square_total = _add_intercept_row(_square_sum(X, weighted, w2, row_norms), w2,
+                                          fit_intercept)
         if rescue is not None:
             square_total = square_total + (U * U).T @ (rescue[1] * rescue[1])
         return grad, square_total
@@ -525,6 +531,25 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     with np.errstate(invalid="ignore"):
         weighted[~(np.abs(weighted) <= _BIG).all(axis=1)] = 0.0
     return scale * _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
+
+
+def _square_sum(X, weighted, w2, row_norms):
+    """``(X**2)^T w2``, the features' part of the clipped gradients' squares, without overflow.
+
+    A row with an entry beyond ``MAX_ABS`` (whose square could overflow, and inf
+    times its tiny ``w2`` is inf or NaN) enters in unit-row form:
+    ``(x / ||z||)**2 (w ||z||)**2``, with ``w ||z||`` at most the clip norm.
+    """
+    if _cap(X) is X:  # no entry beyond MAX_ABS (two reductions; no copy)
+        return (X * X).T @ w2
+    big = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=1))
+    norms = row_norms[big].reshape((-1,) + (1,) * (weighted.ndim - 1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        unit = X[big] / row_norms[big][:, None]
+        coefficient = np.where(weighted[big] == 0.0, 0.0, weighted[big] * norms)
+    rest = X.copy()  # only when some entry is beyond MAX_ABS
+    rest[big] = 0.0
+    return (rest * rest).T @ w2 + (unit * unit).T @ (coefficient * coefficient)
 
 
 def _add_intercept_row(grad, weighted, fit_intercept):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skdp.exceptions import PrivacyLeakWarning
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import warn
 
 __all__ = ["ClippingReport", "clipping_report"]
 
@@ -67,9 +66,8 @@ def clipping_report() -> Iterator[ClippingReport]:
     >>> report.clipped, report.total, report.fraction
     (1, 2, 0.5)
     """
-    warnings.warn("clipping_report() counts clipped rows/gradients of the private data without "
-                  "noise; the counts are outside the privacy guarantee.", PrivacyLeakWarning,
-                  stacklevel=user_stacklevel())
+    warn("clipping_report() counts clipped rows/gradients of the private data without "
+                  "noise; the counts are outside the privacy guarantee.", PrivacyLeakWarning)
     report = ClippingReport()
     token = _ACTIVE.set(report)
     try:

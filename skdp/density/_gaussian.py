@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,7 +15,7 @@ from skdp.moments._streaming import BOUND_DOC
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import validate_new_rows, validate_private
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import warn
 
 __all__ = ["PrivateGaussianDensity", "gaussian_kl", "private_covariances", "project_covariances"]
 
@@ -380,12 +379,12 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
             floor, cap, cap)
         if table and cap is not None and np.trace(covariances[-1]) >= cap * (1.0 - 1e-9):
             # Read from the released covariance only (post-processing).
-            warnings.warn(
+            warn(
                 "The private covariance sits at the largest trace rows inside the norm bound can "
                 f"have (norm_bound_**2 = {zeta**2:.3g}): the noise dominates the second moment at "
                 "this budget and number of rows, so the density is mostly the projection (and "
                 "debias makes no difference). Use method='jme', more rows or a larger epsilon.",
-                UserWarning, stacklevel=user_stacklevel())
+                UserWarning)
         if self.store_history:
             old = t0 > 0 and hasattr(self, "covariances_")
             self.locations_ = np.concatenate([self.locations_, means]) if old else means

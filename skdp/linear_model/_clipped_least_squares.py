@@ -19,13 +19,11 @@ This reads the data without privacy: it is for checks on data one may see
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from skdp.clipping import gradient_clip_factors
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import warn
 
 __all__ = ["clipped_least_squares"]
 
@@ -73,7 +71,6 @@ def clipped_least_squares(Z: np.ndarray, y: np.ndarray, row_norms: np.ndarray, c
         theta = new
         if moved <= tol * (1.0 + np.linalg.norm(theta)):
             return theta
-    warnings.warn(f"The clipped least-squares solution did not converge in {max_iter} "
-                  "iterations; the last iterate is returned.", ConvergenceWarning,
-                  stacklevel=user_stacklevel())
+    warn(f"The clipped least-squares solution did not converge in {max_iter} "
+                  "iterations; the last iterate is returned.", ConvergenceWarning)
     return theta

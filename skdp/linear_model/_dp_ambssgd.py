@@ -22,7 +22,7 @@ from skdp.linear_model._dp_ssgd import dp_ssgd
 from skdp.mechanisms import gaussian_release
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import validate_private
+from skdp.utils._validation import _cap, validate_private
 
 __all__ = ["DPAMBSSGDRegressor", "dp_ambssgd"]
 
@@ -92,6 +92,9 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
     1 / noise_multiplier)``-GDP (parallel composition over the permutation's
     disjoint parts; the permutation does not depend on the data).
     """
+    # Values beyond MAX_ABS capped first, as the estimators' validation does (a fixed
+    # map of each value): a huge row cannot overflow a product into NaN or a warning.
+    X, y = _cap(np.asarray(X, dtype=float)), _cap(np.asarray(y))
     n, p = X.shape
     step_size = stat_size + batch_size
     if n_steps * step_size > n:

@@ -9,6 +9,7 @@ import numpy as np
 from skdp.clipping._clip import _row_norms
 from skdp.clipping._report import _count
 from skdp.mechanisms._random import PlannedRelease
+from skdp.utils._validation import _cap
 
 __all__ = ["dp_ssgd"]
 
@@ -63,6 +64,9 @@ def dp_ssgd(X, y, w, *, clip_norm: float, noise_std: float, learning_rate: float
     Varshney, Thakurta & Jain (2022), (Nearly) Optimal Private Linear
     Regression via Adaptive Clipping, Algorithm 1.
     """
+    # Values beyond MAX_ABS capped first, as the estimators' validation does (a fixed
+    # map of each value): a huge row cannot overflow a product into NaN or a warning.
+    X, y = _cap(np.asarray(X, dtype=float)), _cap(np.asarray(y))
     n, p = X.shape
     w = np.array(w, dtype=float)
     perm = rng.permutation(n)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from functools import partial
 from numbers import Integral, Real
 from typing import NamedTuple
@@ -54,12 +53,12 @@ from skdp.linear_model._private_bounds import (
 from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
 from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_release, private_gram
-from skdp.utils._dask import is_dask
+from skdp.utils._dask import is_dask, reading
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import validate_new_rows, validate_private
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import warn
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
 
@@ -316,7 +315,8 @@ def _persist(*arrays):
     import dask
 
     kept = [a for a in arrays if a is not None]
-    done = iter(dask.persist(*kept))
+    with reading():  # the local schedulers read the data here
+        done = iter(dask.persist(*kept))
     return tuple(None if a is None else next(done) for a in arrays)
 
 
@@ -434,7 +434,9 @@ norm_bound : float or None, default=None
 %(max_weight)s
 verbose : int, default=0
     0 silent; 1 a few progress lines on stderr; 2 a progress bar (tqdm, if
-    installed). Only public quantities are printed.
+    installed). It prints the steps done (public) and the time elapsed,
+    which, like any running time, depends on the data: a side channel the
+    guarantee does not cover (threat model).
 %(accountant)s
 %(random_state)s
 
@@ -1171,7 +1173,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             "columns (or too little spread for the noise). Their coefficients are not "
             "identified separately; their intervals should be wide, and where they are not, "
             "do not trust them. Drop or combine such columns, or give more rows or budget.")
-        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
+        warn(message, UserWarning)
         return names, {"unresolved": message}
 
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
@@ -1209,8 +1211,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "columns), and the intervals may not cover there. Standardise or combine the "
                 "columns, or give more rows or budget.")
         if "not_converged" in raised:
-            warnings.warn(raised["not_converged"], ConvergenceWarning,
-                          stacklevel=user_stacklevel())
+            warn(raised["not_converged"], ConvergenceWarning)
         estimates, root, n, W = steps.estimates, gram.root, data.n, data.W
         m = estimates.shape[0]
         wspace = estimates if root is None else np.linalg.solve(root, estimates.T).T
@@ -1244,7 +1245,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                     "least-squares solution. Declare wider bounds, raise clip_norm, or read the "
                     "estimate as a robust (clipped) fit, whose solution the intervals do cover "
                     "(estimand() computes it, without privacy, on data you hold).")
-                warnings.warn(raised["clipping"], UserWarning, stacklevel=user_stacklevel())
+                warn(raised["clipping"], UserWarning)
         # Family-wise DRIFT_LEVEL over the q directions (Bonferroni), each statistic at
         # most standard normal where the model holds.
         if np.any(drift > stats.norm.isf(DRIFT_LEVEL / (2 * data.q))):
@@ -1254,7 +1255,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "start's error allow, so the iterates had not settled and the intervals may "
                 "not cover. Raise n_iter and burn_in (or leave learning_rate to the plan), or "
                 "declare bounds_X/bounds_y.")
-            warnings.warn(raised["drift"], ConvergenceWarning, stacklevel=user_stacklevel())
+            warn(raised["drift"], ConvergenceWarning)
         return resolution, raised
 
     def _warn_noise(self, theta: np.ndarray, bse: np.ndarray, p: int) -> dict:
@@ -1272,7 +1273,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             "predict(), may do worse than predicting the mean. For prediction, give more "
             "rows or budget, declare tighter bounds, or use AdaSSPRegressor (a ridge that "
             "shrinks towards zero).")
-        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
+        warn(message, UserWarning)
         return {"noise": message}
 
     # -- intervals ---------------------------------------------------------------
@@ -1385,9 +1386,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         True
         """
         check_is_fitted(self)
-        warnings.warn("estimand() reads X and y exactly, without noise: its output is outside "
-                      "the privacy guarantee.", PrivacyLeakWarning,
-                      stacklevel=user_stacklevel())
+        warn("estimand() reads X and y exactly, without noise: its output is outside "
+                      "the privacy guarantee.", PrivacyLeakWarning)
         if not hasattr(self, "_scaling"):
             raise AttributeError("This fit was pickled by a version without estimand(); "
                                  "refit it to use it.")

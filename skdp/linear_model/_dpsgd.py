@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from functools import partial
 from numbers import Integral, Real
 
@@ -53,8 +52,8 @@ from skdp.optim import PRIVATE_MOMENTS, SGD, AdaGrad, Adam, moment_noise_stds, p
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._progress import Progress
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
-from skdp.utils._validation import check_stream_weights, validate_new_rows, validate_private
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._validation import _cap, check_stream_weights, validate_new_rows, validate_private
+from skdp.utils._warnings import warn
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
 
@@ -189,6 +188,9 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
     ndarray like coef
         Only with ``average_from``: the mean of the tail's iterates.
     """
+    # Values beyond MAX_ABS capped first, as the estimators' validation does (a fixed
+    # map of each value): a huge row cannot overflow a product into NaN or a warning.
+    X, y = _cap(np.asarray(X, dtype=float)), _cap(np.asarray(y))
     n = X.shape[0]
     b = int(batch_size)
     per_epoch = -(-n // b)
@@ -356,7 +358,9 @@ bounds_X : tuple (lower, upper) or None, default=None
 %(max_weight)s
 verbose : int, default=0
     0 silent; 1 a few progress lines on stderr; 2 a progress bar (tqdm, if
-    installed). Only public quantities (steps, time) are printed.
+    installed). It prints the steps done (public) and the time elapsed,
+    which, like any running time, depends on the data: a side channel the
+    guarantee does not cover (threat model).
 n_steps : int or None, default=None
     Horizon of the 'nu' noise: the number of steps the stream may take,
     across ``fit`` and later ``partial_fit`` calls (the sensitivity grows
@@ -917,11 +921,11 @@ classes_ : ndarray of shape (n_classes,)""",
         if classes is None:
             classes = self.classes
         if classes is None:
-            warnings.warn("classes=None: the label set is read from y, which releases which "
+            warn("classes=None: the label set is read from y, which releases which "
                           "labels occur in the private data (and a later partial_fit call "
                           "refuses labels outside that set, which tells whether its rows "
                           "hold a new one). Pass classes=[...] (public) to avoid this.",
-                          PrivacyLeakWarning, stacklevel=user_stacklevel())
+                          PrivacyLeakWarning)
             classes = np.unique(y)
         classes = np.unique(np.asarray(classes))
         if classes.shape[0] < 2:

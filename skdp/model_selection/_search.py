@@ -34,6 +34,7 @@ from skdp.model_selection._budget import (
     splits,
     uses_per_row,
 )
+from skdp.model_selection._finite_output import unwrap_public_steps, wrap_public_steps
 from skdp.model_selection._scoring import (
     SCORINGS,
     default_scoring,
@@ -43,7 +44,7 @@ from skdp.model_selection._scoring import (
 )
 from skdp.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from skdp.utils._sklearn import validate_parameter_constraints as _validate_constraints
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import is_skdp_warning, warn
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
 
@@ -64,18 +65,23 @@ def _fit_and_score(estimator, mu, X, y, train, val, scoring, loss_bound, noise_r
     allowance = FitAllowance(mu)
     set_accountants(estimator, allowance)
     # A candidate's warnings are collected for cv_results_, not shown: only
-    # the estimator the search returns warns.
+    # the estimator the search returns warns. Only skdp's own count: they are
+    # computed from released quantities; a user's step may warn about the data.
     with release_part((*label, "train") if label else None), \
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         estimator.fit(_rows(X, train), _rows(y, train))
-    messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught
+                       if is_skdp_warning(w)})
     set_accountants(estimator, None)
     forget_noise(estimator)
     if allowance.spent_sq == 0.0:
         raise TypeError(f"{type(estimator).__name__} drew its noise without charging its "
                         "accountant; a private search cannot vouch for it.")
-    losses = row_losses(scoring, estimator, _rows(X, val), np.asarray(_rows(y, val)), loss_bound)
+    with warnings.catch_warnings():  # a user's step may warn about the validation rows
+        warnings.simplefilter("ignore")
+        losses = row_losses(scoring, estimator, _rows(X, val), np.asarray(_rows(y, val)),
+                            loss_bound)
     with release_part((*label, "validation") if label else None):
         mean_loss = noisy_mean_loss(losses, loss_bound, mu, noise_rng)
     return mean_loss, (estimator if keep else None), messages
@@ -386,7 +392,8 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         states = self._states(rng, m * k + 1, params_list)
         noise = spawn_rngs(rng, m * k)
         tasks = [delayed(_fit_and_score)(
-                     self._candidate(params, mu_candidate, states[c * k + j]), mu_candidate, X, y,
+                     wrap_public_steps(self._candidate(params, mu_candidate, states[c * k + j])),
+                     mu_candidate, X, y,
                      train, val, scoring, loss_bound, noise[c * k + j],
                      keep=not self.refit and j == 0, label=(c, j))
                  for c, params in enumerate(params_list)
@@ -397,11 +404,10 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         noise_std = max(loss_bound / (mu_candidate * len(val)) for _, val in split_list)
         if scoring != "accuracy" and losses.mean(axis=1).min() > loss_bound - 3.0 * noise_std:
             # Read from the noisy scores only: even the best is at the bound.
-            warnings.warn(
+            warn(
                 f"Every candidate's validation loss is at loss_bound={loss_bound:g}: the scores "
                 "cannot tell the candidates apart. Declare a loss_bound on the scale of your "
-                "labels (w**2 for labels in a range of width w).", UserWarning,
-                stacklevel=user_stacklevel())
+                "labels (w**2 for labels in a range of width w).", UserWarning)
         split_scores = score_from_loss(scoring, losses)
         mean_scores = split_scores.mean(axis=1)
         best = int(np.argmax(mean_scores))
@@ -415,15 +421,15 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         self.best_params_ = params_list[best]
         self.best_score_ = float(mean_scores[best])
         if self.refit:
-            est = self._candidate(params_list[best], mu_refit, states[m * k])
+            est = wrap_public_steps(self._candidate(params_list[best], mu_refit, states[m * k]))
             set_accountants(est, FitAllowance(mu_refit))
-            self.best_estimator_ = est.fit(X, y)
+            # Its warnings are shown, as those of the user's own fit of the Pipeline.
+            self.best_estimator_ = unwrap_public_steps(est.fit(X, y))
             forget_noise(self.best_estimator_)
         else:
-            self.best_estimator_ = results[best * k][1]
+            self.best_estimator_ = unwrap_public_steps(results[best * k][1])
             for message in results[best * k][2]:  # the returned estimator's own warnings
-                warnings.warn(f"The chosen candidate's fit warned: {message}", UserWarning,
-                              stacklevel=user_stacklevel())
+                warn(f"The chosen candidate's fit warned: {message}", UserWarning)
         set_accountants(self.best_estimator_, ledger)
         self.scorer_ = scoring
         self.loss_bound_ = loss_bound
@@ -627,7 +633,9 @@ random_state : int, RandomState, Generator or None, default=None
     noise. Use None (or secure mode, :func:`skdp.mechanisms.secure_mode`)
     for real releases; a fixed seed is for tests and examples.
 verbose : int, default=0
-    joblib's progress messages (public quantities only).
+    joblib's progress messages: tasks done (public) and the time elapsed, a
+    side channel the guarantee does not cover (threat model), which is why
+    ``cv_results_`` has no fit or score times.
 
 Attributes
 ----------
@@ -636,9 +644,11 @@ cv_results_ : dict of ndarrays
     ``split<j>_test_score``, ``mean_test_score``, ``std_test_score``,
     ``rank_test_score``. Every score is a noisy release. Fit and score
     times are not reported: timings are a side channel outside the guarantee.
-    ``warnings`` holds, per candidate, the distinct warnings its fits raised
-    (joined by " | "; empty if none): they are collected there, not shown,
-    so that only the returned estimator's fit warns.
+    ``warnings`` holds, per candidate, the distinct skdp warnings its fits
+    raised (joined by " | "; empty if none): they are collected there, not
+    shown, so that only the returned estimator's fit warns. Only skdp's own
+    (computed from released quantities) are kept: a user step's warnings,
+    or another library's, may describe the data.
 best_index_ : int
     The candidate with the highest noisy mean score.
 best_params_ : dict

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from functools import partial
 from numbers import Integral, Real
 
@@ -41,7 +40,7 @@ from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import check_sample_weight, validate_private
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import warn
 
 __all__ = ["StreamingMomentEstimator"]
 
@@ -825,11 +824,11 @@ def _noisy_total(total: float, noise_std: float, largest: float) -> float:
     the release only).
     """
     if total < 10.0 * noise_std:
-        warnings.warn(
+        warn(
             "The released total weight is within ten of its noise standard deviations "
             f"({noise_std:.3g}) of zero: too few rows (or too little weight) for this budget, and "
             "the means divided by it are unreliable. Use more rows, a larger epsilon or a "
-            "declared bound.", UserWarning, stacklevel=user_stacklevel())
+            "declared bound.", UserWarning)
     return float(np.clip(total, 3.0 * noise_std, max(largest, 3.0 * noise_std)))
 
 

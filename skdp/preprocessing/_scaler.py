@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from functools import partial
 from numbers import Real
 
@@ -47,7 +46,7 @@ from skdp.utils._validation import (
     validate_new_rows,
     validate_private,
 )
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import warn
 
 __all__ = ["DPStandardScaler", "check_bounds", "gaussian_clipped_variance"]
 
@@ -253,13 +252,13 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         std = search_noise_std(_scaler_grid().shape[0], 2 * d, mu, W)
         q = effective_quantile(self.bound_quantile, n, std)
         if q < self.bound_quantile:
-            warnings.warn(
+            warn(
                 f"On {n} rows at this budget the private bounds are the "
                 f"{1 - q:.3g} and {q:.3g} quantiles of every feature, not {1 - self.bound_quantile:.3g}"
                 f" and {self.bound_quantile:.3g} (the counts' noise needs that margin). The "
                 "variances of the clipped values are scaled up as for Gaussian tails beyond the "
                 "bounds: right for near-Gaussian features, still too small for heavy-tailed ones. "
-                "Declare bounds, or give more rows or budget.", UserWarning, stacklevel=user_stacklevel())
+                "Declare bounds, or give more rows or budget.", UserWarning)
         return q
 
     def _private_bounds(self, X, w, W: float, mu: float, q: float,
@@ -280,11 +279,11 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
             width = np.maximum(1.0, np.abs(g))
             lower = np.where(collapsed, g - width, lower)
             upper = np.where(collapsed, g + width, upper)
-            warnings.warn(
+            warn(
                 f"The private bounds of feature(s) {np.flatnonzero(collapsed).tolist()} collapsed "
                 "to a point (a nearly constant feature, or a rare value beyond the quantiles "
                 "this budget can resolve); they were widened to g +- max(1, |g|). Declare "
-                "bounds for such features.", UserWarning, stacklevel=user_stacklevel())
+                "bounds for such features.", UserWarning)
         return lower, upper
 
     def _start(self, X, w, W: float) -> dict:

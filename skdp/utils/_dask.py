@@ -22,14 +22,14 @@ when it is handed a Dask collection.
 
 from __future__ import annotations
 
-import warnings
+import contextlib
 from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import is_regressor
 from sklearn.exceptions import DataConversionWarning
 
-from skdp.utils._warnings import user_stacklevel
+from skdp.utils._warnings import warn
 
 __all__ = ["dask_sum", "is_dask", "validate_dask"]
 
@@ -39,20 +39,50 @@ def is_dask(obj) -> bool:
     return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "__dask_graph__")
 
 
+class _SchemaError(ValueError):
+    """A schema error of skdp's own partition checks: its message names no value."""
+
+
+_READ_FAILED = (
+    "Reading the Dask collection failed ({}). Its message is withheld: Dask's read errors "
+    "can quote a value of the private data. A common cause: dd.read_csv guesses column "
+    "types from the first block, and a later block disagrees (pass dtype=... to "
+    "read_csv). To see the message, compute the collection yourself, outside skdp.")
+
+
+@contextlib.contextmanager
+def reading():
+    """Reads of a Dask collection: skdp's schema errors pass, any other's message is withheld."""
+    try:
+        yield
+    except _SchemaError:
+        raise
+    except Exception as exc:
+        raise ValueError(_READ_FAILED.format(type(exc).__name__)) from None
+
+
+def compute(*collections):
+    """``dask.compute`` inside :func:`reading`."""
+    import dask
+
+    with reading():
+        return dask.compute(*collections)
+
+
 def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50):
     """One partition as float64 (or labels), finite, capped: schema errors name the partition."""
     block = np.asarray(block)
     if labels:
         return block
     if np.iscomplexobj(block):  # astype would drop the imaginary part, with a warning
-        raise ValueError(f"Partition {index} holds complex numbers: the data must be real.")
+        raise _SchemaError(f"Partition {index} holds complex numbers: the data must be real.")
     try:
         block = block.astype(np.float64, copy=False)
     except (TypeError, ValueError):
-        raise ValueError(f"Partition {index} holds values that are not numbers.") from None
+        raise _SchemaError(f"Partition {index} holds values that are not numbers.") from None
     if not np.all(np.isfinite(block)):
         kind = "NaN" if np.any(np.isnan(block)) else "infinity"
-        raise ValueError(f"Partition {index} contains {kind}: the private data must be finite "
+        raise _SchemaError(f"Partition {index} contains {kind}: the private data must be finite "
                          "(drop or impute with rules that do not look at the data).")
     if block.size and (block.max() > max_abs or block.min() < -max_abs):
         block = np.clip(block, -max_abs, max_abs)
@@ -80,7 +110,8 @@ def _as_array(obj, what: str):
                              f"{what}.compute_chunk_sizes() first (the number of rows is "
                              "public and sets the noise).")
         return obj
-    return obj.to_dask_array(lengths=True)
+    with reading():  # a pass over the data for the lengths
+        return obj.to_dask_array(lengths=True)
 
 
 def _align(y, X, what: str):
@@ -136,7 +167,7 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
         y_parts = None  # partitioned differently: aligned (rechunked) after the counts
     scans = [dask.delayed(_scan)(xb, None if y_parts is None else y_parts[i], i, labels)
              for i, xb in enumerate(x_parts)]
-    lengths = dask.compute(*scans)
+    lengths = compute(*scans)
     X = _with_lengths(X, [a for a, _ in lengths], "X")
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-D Dask array, got {X.ndim} dimension(s); reshape it.")
@@ -162,16 +193,15 @@ def validate_dask(estimator, X, y="no_validation", *, reset: bool = True, labels
         y = _with_lengths(y, [b for _, b in lengths], "y")
     elif is_dask(y):
         y = _with_lengths(y, None, "y")
-        counted = dask.compute(*[dask.delayed(_scan)(b, None, i, labels)[0]  # its own chunks
+        counted = compute(*[dask.delayed(_scan)(b, None, i, labels)[0]  # its own chunks
                                  for i, b in enumerate(_partitions(y, "y"))])
         y = _with_lengths(y, counted, "y")
     else:
         _check_block(np.asarray(y), 0, labels=labels)
     y = _align(y, X, "y")
     if y.ndim == 2 and y.shape[1] == 1:  # a one-column DataFrame, as in memory
-        warnings.warn("A column-vector y was passed where a 1-D array was expected; it is "
-                      "read as y[:, 0].", DataConversionWarning,
-                      stacklevel=user_stacklevel())
+        warn("A column-vector y was passed where a 1-D array was expected; it is "
+                      "read as y[:, 0].", DataConversionWarning)
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, one label per row; got shape {y.shape}.")
@@ -259,7 +289,7 @@ def _scan(xb, yb, index: int, labels: bool):
         return xb.shape[0], -1
     yb = _check_block(yb, index, labels=labels)
     if yb.shape[0] != xb.shape[0]:
-        raise ValueError(f"Partition {index} of X has {xb.shape[0]} rows but that of y has "
+        raise _SchemaError(f"Partition {index} of X has {xb.shape[0]} rows but that of y has "
                          f"{yb.shape[0]}: X and y are not partitioned alike.")
     return xb.shape[0], yb.shape[0]
 
@@ -324,7 +354,7 @@ def dask_sum(stat: Callable, arrays, block_rows: int = 1 << 16):
     while len(parts) > 1:  # a tree of additions: depth log(partitions)
         parts = [dask.delayed(_add)(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
-    (total,) = dask.compute(parts[0])
+    (total,) = compute(parts[0])
     return total
 
 
@@ -344,7 +374,7 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
     for name, other in (("y", y), ("sample_weight", w)):
         if other is not None and np.shape(other)[0] != X.shape[0]:
             # Chunks declared unlike the rows they hold: refused before the first call.
-            raise ValueError(f"Partition {index} of X has {X.shape[0]} rows but that of {name} "
+            raise _SchemaError(f"Partition {index} of X has {X.shape[0]} rows but that of {name} "
                              f"has {np.shape(other)[0]}: give them their true chunk sizes.")
     if y is not None:
         y = np.asarray(y)
@@ -352,18 +382,21 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
             try:  # a regressor's labels: strings such as "n/a" fail here, not mid-stream
                 y = y.astype(np.float64)
             except (TypeError, ValueError):
-                raise ValueError(f"Partition {index} of y holds values that are not "
+                raise _SchemaError(f"Partition {index} of y holds values that are not "
                                  "numbers.") from None
         if y.dtype.kind in "fc":
             _check_block(y, index)
         elif y.dtype.kind == "O" and any(v is None or v != v for v in y.ravel()):
-            raise ValueError(f"Partition {index} of y contains missing labels.")
+            raise _SchemaError(f"Partition {index} of y contains missing labels.")
         if classes is not None and not np.all(np.isin(y, classes)):
-            raise ValueError(f"Partition {index} of y holds labels outside classes.")
+            raise _SchemaError(f"Partition {index} of y holds labels outside classes.")
         if classes is not None:  # the per-call check, here before any release
             from sklearn.utils.multiclass import check_classification_targets
 
-            check_classification_targets(y)
+            try:
+                check_classification_targets(y)
+            except ValueError as exc:  # scikit-learn's message names the label type only
+                raise _SchemaError(str(exc)) from None
     if w is not None:
         from skdp.utils._validation import _weight_block
 
@@ -414,7 +447,7 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     if isinstance(state, dict) and "W" in state:
         max_weight = min(max_weight, float(state["W"]))
     Xa, (ya, wa) = _aligned(X, (y, sample_weight))
-    sizes = dask.compute(*[dask.delayed(_check_partition)(
+    sizes = compute(*[dask.delayed(_check_partition)(
         i, Xa.blocks[i], None if ya is None else ya.blocks[i],
         None if wa is None else wa.blocks[i], max_weight,
         None if classes is None else np.asarray(classes), regressor)
@@ -428,7 +461,7 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     if check_sizes is not None and sizes[calls[0]] > 0:
         check_sizes([sizes[i] for i in calls])
     for i in calls:
-        Xb, yb, wb = dask.compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
+        Xb, yb, wb = compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
                                   None if wa is None else wa.blocks[i])
         # Read again since the check: mapped into what it accepted (see validate_dask),
         # so that a source changed in between cannot fail a call after earlier releases.

@@ -11,8 +11,9 @@ __all__ = ["Progress"]
 class Progress:
     """A few lines per fit (``verbose >= 1``), or a tqdm bar when tqdm is installed (``verbose >= 2``).
 
-    Messages report only public quantities (steps done, elapsed time), never
-    data or noisy values.
+    Messages report the steps done (public) and the elapsed time (running
+    time depends on the data: a side channel outside the guarantee, as the
+    threat model says), never data or noisy values.
 
     Parameters
     ----------

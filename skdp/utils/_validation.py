@@ -23,7 +23,7 @@ import numpy as np
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from sklearn.utils.validation import validate_data
 
-from skdp.utils._dask import is_dask, validate_dask
+from skdp.utils._dask import _SchemaError, compute, is_dask, reading, validate_dask
 
 __all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "check_stream_weights",
            "float_rows", "validate_new_rows", "validate_private"]
@@ -63,7 +63,8 @@ def validate_private(estimator, X, y="no_validation", *, labels: bool = False, *
     if is_dask(y) and not is_dask(X):
         # X in memory (a transformer's pandas output in a Pipeline, say) with a Dask y:
         # y, one value per row, comes into memory too, rather than fail later.
-        y = np.asarray(y.compute())
+        (y,) = compute(y)
+        y = np.asarray(y)
     if is_dask(X):
         if not getattr(estimator, "_accepts_dask", False):
             streaming = " (its partial_fit takes one partition at a time)" \
@@ -256,18 +257,18 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
 
 def _weight_block(w, max_weight, index, rows=False):
     if np.iscomplexobj(w):
-        raise ValueError(f"sample_weight: partition {index} holds complex numbers.")
+        raise _SchemaError(f"sample_weight: partition {index} holds complex numbers.")
     try:
         w = np.asarray(w, dtype=np.float64)
     except (TypeError, ValueError):  # numpy's message would quote the value
-        raise ValueError(f"sample_weight: partition {index} holds values that are not "
+        raise _SchemaError(f"sample_weight: partition {index} holds values that are not "
                          "numbers.") from None
     if not np.all(np.isfinite(w)):
-        raise ValueError(f"sample_weight: partition {index} contains NaN or infinite values.")
+        raise _SchemaError(f"sample_weight: partition {index} contains NaN or infinite values.")
     if np.any(w < 0):
-        raise ValueError(f"sample_weight must be non-negative (partition {index}).")
+        raise _SchemaError(f"sample_weight must be non-negative (partition {index}).")
     if np.any(w > max_weight):
-        raise ValueError(f"sample_weight exceeds max_weight={max_weight:g} in partition {index}; "
+        raise _SchemaError(f"sample_weight exceeds max_weight={max_weight:g} in partition {index}; "
                          "declare a larger max_weight (it scales the noise) or cap the weights.")
     return (w.sum(), w.shape[0]) if rows else w.sum()
 
@@ -278,14 +279,17 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
     import dask
     import dask.array as da
 
-    w = sample_weight if isinstance(sample_weight, da.Array) else \
-        sample_weight.to_dask_array(lengths=True)
+    if isinstance(sample_weight, da.Array):
+        w = sample_weight
+    else:
+        with reading():
+            w = sample_weight.to_dask_array(lengths=True)
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
     if any(np.isnan(c) for c in w.chunks[0]):
         raise ValueError("sample_weight is a Dask array with unknown chunk sizes; call "
                          "compute_chunk_sizes() first.")
-    checked = dask.compute(*[dask.delayed(_weight_block)(b, max_weight, i, True)
+    checked = compute(*[dask.delayed(_weight_block)(b, max_weight, i, True)
                              for i, b in enumerate(w.to_delayed().ravel())])
     if tuple(m for _, m in checked) != tuple(w.chunks[0]):
         raise ValueError("sample_weight's partitions hold other numbers of rows than its "

@@ -1,10 +1,11 @@
-"""Warnings that point at the user's line, however deep in skdp or scikit-learn they are raised."""
+"""skdp's warnings: marked as skdp's, and pointing at the user's line however deep they are raised."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import warnings
 
 import joblib
 import sklearn
@@ -36,3 +37,32 @@ def user_stacklevel() -> int:
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_LIBRARY_PATHS):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """Raise one of skdp's warnings, at the user's line (:func:`user_stacklevel`).
+
+    Every warning skdp raises is computed from released or public quantities
+    only, and is marked as skdp's, so that a private search can tell it from a
+    warning of a user's step, which may depend on the data
+    (:func:`is_skdp_warning`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skdp.utils._warnings import is_skdp_warning, warn
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn("from skdp")
+    ...     warnings.warn("from elsewhere")
+    >>> [is_skdp_warning(w) for w in caught]
+    [True, False]
+    """
+    instance = category(message)
+    instance._skdp = True
+    warnings.warn(instance, stacklevel=user_stacklevel())
+
+
+def is_skdp_warning(record: warnings.WarningMessage) -> bool:
+    """Whether a recorded warning was raised by :func:`warn`."""
+    return getattr(record.message, "_skdp", False) is True
