@@ -22,7 +22,6 @@ from skdp.base import (
     weight_bound,
 )
 from skdp.clipping import clipped_gradient_sum, quantile_statistics, squared_loss_residuals
-from skdp.clipping._clip import _row_norms
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._ar1_standard_error import (
     ar1_directions,
@@ -50,7 +49,11 @@ from skdp.linear_model._private_bounds import (
     safe_search_mu,
     tail_factor,
 )
-from skdp.linear_model._sandwich import private_meat_and_clipping, sandwich_covariance
+from skdp.linear_model._sandwich import (
+    private_meat_and_clipping,
+    projected_row_norms,
+    sandwich_covariance,
+)
 from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_release, private_gram
 from skdp.utils._dask import is_dask, reading
@@ -187,24 +190,13 @@ def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
                                 sample_weight=wb)
 
 
-def _leverage_block(Xb, *, root, fit_intercept):
-    """``||P z_i||`` for the rows of one block."""
-    if root is None:
-        return _row_norms(Xb, 1.0 if fit_intercept else 0.0)
-    p = Xb.shape[1]
-    U = Xb @ root[:p]
-    if fit_intercept:
-        U += root[p]
-    return _row_norms(U)
-
-
 def _leverage(X, root, fit_intercept):
     """``||P z_i||`` for every row (``z_i = (x_i, [1])``; P = I when root is None).
 
     For a Dask X a lazy array with X's partitions (persisted with X by the
     caller); in memory computed block by block.
     """
-    block = partial(_leverage_block, root=root, fit_intercept=fit_intercept)
+    block = partial(projected_row_norms, root=root, fit_intercept=fit_intercept)
     if is_dask(X):
         return X.map_blocks(block, drop_axis=1, dtype=np.float64)
     n, p = X.shape

@@ -32,6 +32,7 @@ from functools import partial
 import numpy as np
 
 from skdp.clipping import clipped_gradients, squared_loss_residuals
+from skdp.clipping._clip import _row_norms
 from skdp.mechanisms import gaussian_release, symmetric_release
 from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
@@ -39,25 +40,37 @@ from skdp.utils._rows import sum_rows
 __all__ = ["private_meat_and_clipping", "sandwich_covariance"]
 
 
-def _residual_std(Xb, theta_cov, fit_intercept):
-    """Standard deviation of ``z_i . theta`` for each row under the covariance ``theta_cov``."""
+def projected_row_norms(Xb, root, fit_intercept: bool) -> np.ndarray:
+    """``||R^T z_i||`` for the rows of one block (``z_i = (x_i, [1])``; R = I when root is None).
+
+    With R the preconditioner P these are the preconditioned rows' norms; with
+    ``R R^T = Sigma`` they are the standard deviations of ``z_i . theta`` when
+    theta has covariance Sigma.
+    """
+    if root is None:
+        return _row_norms(Xb, 1.0 if fit_intercept else 0.0)
     p = Xb.shape[1]
-    V = Xb @ theta_cov[:p, :p]
-    var = np.einsum("ij,ij->i", V, Xb)
+    U = Xb @ root[:p]
     if fit_intercept:
-        var += 2.0 * (Xb @ theta_cov[:p, p]) + theta_cov[p, p]
-    return np.sqrt(np.maximum(var, 0.0))
+        U += root[p]
+    return _row_norms(U)
 
 
-def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept, theta_cov,
+def _covariance_root(cov: np.ndarray) -> np.ndarray:
+    """R with ``R R^T = cov`` (negative eigenvalues, from rounding, taken as 0)."""
+    eigenvalues, eigenvectors = np.linalg.eigh(0.5 * (cov + cov.T))
+    return eigenvectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+
+
+def _meat_block(Xb, yb, wb, lev, *, theta, clip_norm, max_weight, fit_intercept, cov_root,
                 margin):
     r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
     # The gradient norm with the residual moved `margin` of its standard deviations
     # towards 0: beyond the clip, the row is clipped at any solution that close to
     # theta. (An overflowing margin, from extreme features, counts no row.)
     with np.errstate(over="ignore", invalid="ignore"):
-        slack = 0.0 if theta_cov is None else margin * _residual_std(Xb, theta_cov,
-                                                                      fit_intercept)
+        slack = 0.0 if cov_root is None else margin * projected_row_norms(Xb, cov_root,
+                                                                           fit_intercept)
         norms = lev * (np.abs(r) - slack)
     G = clipped_gradients(Xb, r, clip_norm, row_norms=lev, fit_intercept=fit_intercept,
                           sample_weight=wb)
@@ -116,7 +129,8 @@ def private_meat_and_clipping(X, y, sample_weight, leverage, theta, *, clip_norm
     """
     block = partial(_meat_block, theta=theta, clip_norm=float(clip_norm),
                     max_weight=float(max_weight), fit_intercept=fit_intercept,
-                    theta_cov=theta_cov, margin=float(margin))
+                    cov_root=None if theta_cov is None else _covariance_root(theta_cov),
+                    margin=float(margin))
     meat_theta, counts = sum_rows(block, X, y, sample_weight, leverage)
     meat, meat_std, clipping, clipping_std = None, 0.0, None, 0.0
     if mu_meat > 0:
