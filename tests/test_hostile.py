@@ -384,3 +384,40 @@ def test_the_public_helpers_take_a_huge_row_like_the_estimators():
         # (1 / ||(x, 1)||: 6e-7 at 1e6, 0 beyond); the updates are smaller still.
         np.testing.assert_allclose(out[1e200], out[1e6], rtol=0, atol=1e-5, err_msg=name)
         np.testing.assert_allclose(out[1e308], out[1e200], rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_clipping_helpers_at_the_float_limit_and_below_it():
+    # 23rd review: with p >= 4 a row of 1e308 has a norm beyond the float range
+    # (clipped_gradient_sum and clipped_gradients zeroed it, with a warning);
+    # several outputs whose residuals underflow (below 1e-154) left a gradient
+    # unclipped, and above 1e154 zeroed it; clip_rows keeps a huge row's direction.
+    from skdp.clipping import clip_rows, clipped_gradient_sum, clipped_gradients
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(20, 5))
+    r = rng.normal(size=20)
+    big, capped = X.copy(), X.copy()
+    big[0], capped[0] = 1e308, MAX_ABS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fit_intercept in (False, True):
+            np.testing.assert_allclose(
+                clipped_gradient_sum(big, r, 0.5, fit_intercept=fit_intercept),
+                clipped_gradient_sum(capped, r, 0.5, fit_intercept=fit_intercept), rtol=1e-12)
+            np.testing.assert_allclose(
+                clipped_gradients(big, r, 0.5, fit_intercept=fit_intercept),
+                clipped_gradients(capped, r, 0.5, fit_intercept=fit_intercept), rtol=1e-12)
+        rows = clip_rows(np.array([[1e308] * 5, [1e60, 1e55, 0.0, 0.0, 0.0]]), 1.0)
+    direction = np.array([1.0, 1e-5, 0.0, 0.0, 0.0]) / np.hypot(1.0, 1e-5)
+    np.testing.assert_allclose(rows, [[5**-0.5] * 5, direction], rtol=1e-12)
+    # Several outputs: a residual row's norm neither underflows to 0 (which left the
+    # gradient unclipped) nor overflows to inf (which zeroed it).
+    from skdp.clipping import gradient_clip_factors
+
+    R = rng.normal(size=(20, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for scale, row_norm in ((1e-170, 1e200), (1e170, 1.0)):
+            factors = gradient_clip_factors(np.full(20, row_norm), R * scale, 1e-3)
+            exact = 1e-3 / (row_norm * scale * np.linalg.norm(R, axis=1))
+            np.testing.assert_allclose(factors, exact, rtol=1e-12)

@@ -600,8 +600,11 @@ def test_a_public_step_after_a_private_one_cannot_make_one_table_fail_or_warn(re
             search.fit(X, y)
         assert [e.label for e in acc.ledger] == [acc.ledger[0].label]
         # The refit shows its warnings as the user's own fit would (the user step's
-        # too); numpy's overflow warnings are silenced in the map.
+        # too); numpy's overflow warnings are silenced in the map. Without a refit
+        # nothing of the user's step is shown (nor from the validation rows).
         assert not any(w.category is RuntimeWarning for w in shown)
+        if not refit:
+            assert not any("large value" in str(w.message) for w in shown)
         assert not any("RuntimeWarning" in s or "large value" in s
                        for s in search.cv_results_["warnings"])
         # The returned pipeline is the user's: its steps are not wrapped.
@@ -610,6 +613,44 @@ def test_a_public_step_after_a_private_one_cannot_make_one_table_fail_or_warn(re
             "DPLinearRegressionGD"]
         outcomes.append(search.best_params_)
     assert outcomes[0] == outcomes[1]
+
+
+class _FitTransformOnly(BaseEstimator):
+    """A stateless step without TransformerMixin: fit and transform, no fit_transform."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return np.asarray(X) * 2.0
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        return tags
+
+
+@pytest.mark.parametrize("step", [_FitTransformOnly(), FunctionTransformer(np.emath.sqrt)],
+                         ids=["no fit_transform", "complex for negative values"])
+def test_the_finite_map_takes_any_stateless_step(step):
+    # 23rd review: the wrapper called fit_transform unconditionally (an
+    # AttributeError after the charge for a step a plain Pipeline accepts), and
+    # passed complex output (np.emath.sqrt of a negative value) on unmapped.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    y = X @ [1.0, -1.0] + rng.normal(size=3000)
+    pipe = make_pipeline(DPStandardScaler(bounds=(-4.0, 4.0)), step,
+                         DPLinearRegressionGD(bounds_X=(-10.0, 10.0), bounds_y=(-8.0, 8.0)))
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        search = DPGridSearchCV(pipe, {"dplinearregressiongd__clip_norm": [1.0, 10.0]},
+                                epsilon=4.0, refit=False, random_state=0).fit(X, y)
+    assert search.best_estimator_.steps[1][1] is not None
+    assert type(search.best_estimator_.steps[1][1]) is type(step)
+    # Without a refit nothing of the user's step is shown: not its warnings on the
+    # training rows (kept out of cv_results_), nor on the validation rows.
+    assert not any(w.category is RuntimeWarning or w.category is np.exceptions.ComplexWarning
+                   for w in shown)
 
 
 def test_the_finite_map_keeps_frames_and_sparse_matrices():

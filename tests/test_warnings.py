@@ -101,3 +101,15 @@ def test_the_privacy_leak_warnings_of_direct_calls_name_the_users_line():
             pass
     assert {w.filename for w in [*record, *report_record]
             if issubclass(w.category, PrivacyLeakWarning)} == {__file__}
+
+
+def test_skdp_raises_its_warnings_only_through_warn():
+    # One route: the user's line and the mark a private search reads (23rd review).
+    from pathlib import Path
+
+    import skdp
+
+    root = Path(skdp.__file__).parent
+    direct = [str(path.relative_to(root)) for path in root.rglob("*.py")
+              if path.name != "_warnings.py" and "warnings.warn(" in path.read_text()]
+    assert direct == []

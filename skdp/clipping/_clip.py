@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from skdp.clipping._report import _record, _recording
-from skdp.utils._validation import MAX_ABS, _cap
+from skdp.utils._validation import _cap
 
 __all__ = [
     "clip_factors",
@@ -98,11 +98,17 @@ def clip_rows(X, clip_norm: float) -> np.ndarray:
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"clip_rows expects a 2-D array, got shape {X.shape}.")
-    # Capped at MAX_ABS as the estimators' input is, and _row_norms rescales rows
-    # whose squares overflow or underflow: np.linalg.norm gave inf for a row of
-    # 1e200, which was then zeroed.
-    X = _cap(X)
-    return X * clip_factors(_row_norms(X), clip_norm)[:, None]
+    # _row_norms rescales rows whose squares overflow or underflow (np.linalg.norm
+    # gave inf for a row of 1e200, which was then zeroed); a row whose norm is
+    # beyond the float range itself is clipped from its unit form, x / max|x_j|.
+    with np.errstate(over="ignore"):
+        norms = _row_norms(X)
+    out = X * clip_factors(norms, clip_norm)[:, None]
+    huge = np.flatnonzero(np.isinf(norms) & np.isfinite(X).all(axis=1))
+    if huge.size:
+        U = X[huge] / np.max(np.abs(X[huge]), axis=1)[:, None]
+        out[huge] = U * (clip_norm / np.sqrt(np.einsum("ij,ij->i", U, U)))[:, None]
+    return out
 
 
 def _linear_output(X, coef, fit_intercept: bool):
@@ -183,7 +189,11 @@ def _gradient_factors(row_norms, residuals, clip_norm):
     if residuals.ndim == 1:
         r_norms = np.abs(residuals)
     else:
-        r_norms = np.sqrt(np.einsum("ij,ij->i", residuals, residuals))
+        # As _row_norms: a residual row whose square underflows (below about 1e-154)
+        # would get norm 0 and leave its gradient unclipped.
+        with np.errstate(over="ignore", invalid="ignore"):
+            r_norms = _row_norms(residuals)
+        r_norms[np.isinf(residuals).any(axis=1)] = np.inf  # (inf / inf gave NaN there)
     return _factors(row_norms * r_norms, clip_norm)
 
 
@@ -376,6 +386,8 @@ def clipped_gradients(X, residuals, clip_norm: float, *, row_norms=None,
     Parameters
     ----------
     X : ndarray of shape (n, p)
+        Entries beyond ``MAX_ABS`` (1e50) in magnitude are capped first, as
+        the estimators' input is, so that every product stays finite.
     residuals : ndarray of shape (n,)
     clip_norm : float
     row_norms : ndarray of shape (n,), optional
@@ -399,7 +411,7 @@ def clipped_gradients(X, residuals, clip_norm: float, *, row_norms=None,
     array([[0.6, 0.8],
            [0.6, 0.8]])
     """
-    X = np.asarray(X, dtype=float)
+    X = _cap(np.asarray(X, dtype=float))  # entries beyond MAX_ABS, as the estimators' input
     residuals = np.asarray(residuals, dtype=float)
     clip_norm = _check_clip_norm(clip_norm)
     if residuals.ndim != 1:
@@ -428,6 +440,8 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     Parameters
     ----------
     X : ndarray of shape (n, p)
+        Entries beyond ``MAX_ABS`` (1e50) in magnitude are capped first, as
+        the estimators' input is, so that every product stays finite.
     residuals : ndarray of shape (n,) or (n, K)
     clip_norm : float
     row_norms : ndarray of shape (n,), optional
@@ -476,7 +490,7 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     >>> clipped_gradient_sum(X, np.array([3.0, 0.25]), clip_norm=1.0, squares=True)[1]
     array([1.  , 0.25])
     """
-    X = np.asarray(X, dtype=float)
+    X = _cap(np.asarray(X, dtype=float))  # entries beyond MAX_ABS, as the estimators' input
     residuals = np.asarray(residuals, dtype=float)
     clip_norm = _check_clip_norm(clip_norm)
     if squares and clip_norm > 1e100:
@@ -495,8 +509,7 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
         if not squares:
             return grad
         w2 = weighted * weighted
-        square_total = _add_intercept_row(_square_sum(X, weighted, w2, row_norms), w2,
-                                          fit_intercept)
+        square_total = _add_intercept_row((X * X).T @ w2, w2, fit_intercept)
         if rescue is not None:
             square_total = square_total + (U * U).T @ (rescue[1] * rescue[1])
         return grad, square_total
@@ -531,25 +544,6 @@ def clipped_gradient_sum(X, residuals, clip_norm: float, *, row_norms=None,
     with np.errstate(invalid="ignore"):
         weighted[~(np.abs(weighted) <= _BIG).all(axis=1)] = 0.0
     return scale * _add_intercept_row(X.T @ weighted, weighted, fit_intercept)
-
-
-def _square_sum(X, weighted, w2, row_norms):
-    """``(X**2)^T w2``, the features' part of the clipped gradients' squares, without overflow.
-
-    A row with an entry beyond ``MAX_ABS`` (whose square could overflow, and inf
-    times its tiny ``w2`` is inf or NaN) enters in unit-row form:
-    ``(x / ||z||)**2 (w ||z||)**2``, with ``w ||z||`` at most the clip norm.
-    """
-    if _cap(X) is X:  # no entry beyond MAX_ABS (two reductions; no copy)
-        return (X * X).T @ w2
-    big = np.flatnonzero(np.any(np.abs(X) > MAX_ABS, axis=1))
-    norms = row_norms[big].reshape((-1,) + (1,) * (weighted.ndim - 1))
-    with np.errstate(over="ignore", invalid="ignore"):
-        unit = X[big] / row_norms[big][:, None]
-        coefficient = np.where(weighted[big] == 0.0, 0.0, weighted[big] * norms)
-    rest = X.copy()  # only when some entry is beyond MAX_ABS
-    rest[big] = 0.0
-    return (rest * rest).T @ w2 + (unit * unit).T @ (coefficient * coefficient)
 
 
 def _add_intercept_row(grad, weighted, fit_intercept):

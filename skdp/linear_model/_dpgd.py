@@ -56,7 +56,7 @@ from skdp.linear_model._sandwich import (
 )
 from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_release, private_gram
-from skdp.utils._dask import is_dask, reading
+from skdp.utils._dask import is_dask, read
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
@@ -307,8 +307,7 @@ def _persist(*arrays):
     import dask
 
     kept = [a for a in arrays if a is not None]
-    with reading():  # the local schedulers read the data here
-        done = iter(dask.persist(*kept))
+    done = iter(read(lambda: dask.persist(*kept)))  # the local schedulers read the data here
     return tuple(None if a is None else next(done) for a in arrays)
 
 

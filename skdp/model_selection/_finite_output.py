@@ -1,14 +1,15 @@
-"""The public steps that follow a private one in a private search, made total.
+"""The public steps that follow a private one in a private search, their outputs made finite.
 
 A private search charges its budget once, before any fit. A stateless step
 after a private one (``FunctionTransformer(np.exp)`` after a private scaler)
 can turn one table's outlier into an infinity or a NaN, which the next private
 step's validation refuses: an error, or a numpy warning, that only tables with
 such a row give, after the charge. In the search's fits such a step is wrapped
-in :class:`FiniteOutput`, which maps its output value by value (NaN to 0,
-infinities and values beyond ``MAX_ABS`` to ``+-MAX_ABS``; a fixed map, so
-neighbouring tables stay neighbours) and silences numpy's floating-point
-warnings inside it. The returned ``best_estimator_`` is unwrapped again.
+in :class:`FiniteOutput`, which maps its output value by value (a complex
+value to its real part, NaN to 0, infinities and values beyond ``MAX_ABS``
+to ``+-MAX_ABS``; a fixed map, so neighbouring tables stay neighbours) and
+silences numpy's floating-point warnings inside it. Object outputs pass
+as they are. The returned ``best_estimator_`` is unwrapped again.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def _finite(out):
         out[columns] = _capped(out[columns].to_numpy(dtype=float))
         return out
     array = np.asarray(out)
+    if array.dtype.kind == "c":  # a step whose dtype follows the values (np.emath.sqrt)
+        array = array.real
     if array.dtype.kind in "biuf":
         return _capped(array)
     return out
@@ -78,12 +81,15 @@ class FiniteOutput(BaseEstimator):
 
     def fit_transform(self, X, y=None, **params):
         with np.errstate(all="ignore"):
-            return _finite(self.step.fit_transform(X, y, **params))
+            if hasattr(self.step, "fit_transform"):
+                return _finite(self.step.fit_transform(X, y, **params))
+            return _finite(self.step.fit(X, y, **params).transform(X))
 
     def transform(self, X):
         with np.errstate(all="ignore"):
             return _finite(self.step.transform(X))
 
+    @available_if(_step_has("set_output"))
     def set_output(self, *, transform=None):
         """The wrapped step's output container (the map keeps DataFrames)."""
         self.step.set_output(transform=transform)

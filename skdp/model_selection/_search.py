@@ -11,6 +11,7 @@ from joblib import Parallel, delayed
 from scipy.sparse import issparse
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
@@ -42,6 +43,7 @@ from skdp.model_selection._scoring import (
     row_losses,
     score_from_loss,
 )
+from skdp.utils._dask import compute, is_dask
 from skdp.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from skdp.utils._sklearn import validate_parameter_constraints as _validate_constraints
 from skdp.utils._warnings import is_skdp_warning, warn
@@ -330,6 +332,8 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         if y is None:
             raise ValueError(f"{type(self).__name__} needs y: its score is a loss on labelled "
                              "validation rows.")
+        # The splits index rows: a Dask X or y comes into memory, its read errors guarded.
+        X, y = (compute(a)[0] if is_dask(a) else a for a in (X, y))
         check_consistent_length(X, y)
         if issparse(X):
             X = X.tocsr()  # rows can be indexed; the estimator says whether it takes sparse X
@@ -338,7 +342,10 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         if not hasattr(y, "iloc"):
             y = np.asarray(y)
         if y.ndim == 2:
-            y = column_or_1d(y, warn=True)  # one column; several outputs raise
+            if y.shape[1] == 1:  # at the user's line (scikit-learn's would name its own)
+                warn("A column-vector y was passed when a 1d array was expected; it is read "
+                     "as y[:, 0].", DataConversionWarning)
+            y = column_or_1d(y)  # several outputs raise
         n = X.shape[0]
         scoring, loss_bound = self._scoring()
         rng = make_rng(self.random_state)

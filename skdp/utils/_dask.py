@@ -22,7 +22,6 @@ when it is handed a Dask collection.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 import numpy as np
@@ -44,29 +43,35 @@ class _SchemaError(ValueError):
 
 
 _READ_FAILED = (
-    "Reading the Dask collection failed ({}). Its message is withheld: Dask's read errors "
-    "can quote a value of the private data. A common cause: dd.read_csv guesses column "
-    "types from the first block, and a later block disagrees (pass dtype=... to "
+    "Computing on the Dask collection failed ({}). Its message is withheld: Dask's read "
+    "errors can quote a value of the private data. A common cause: dd.read_csv guesses "
+    "column types from the first block, and a later block disagrees (pass dtype=... to "
     "read_csv). To see the message, compute the collection yourself, outside skdp.")
 
 
-@contextlib.contextmanager
-def reading():
-    """Reads of a Dask collection: skdp's schema errors pass, any other's message is withheld."""
+def read(call: Callable):
+    """``call()``, which computes on a Dask collection; only skdp's schema errors keep their message.
+
+    The replacement names the failure's type only, and is raised outside the
+    ``except`` clause, so that it carries no ``__context__`` holding the
+    original (a ``from None`` would only hide it from printed tracebacks).
+    A distributed worker still logs the failed task's own error: that log is
+    Dask's.
+    """
     try:
-        yield
+        return call()
     except _SchemaError:
         raise
     except Exception as exc:
-        raise ValueError(_READ_FAILED.format(type(exc).__name__)) from None
+        failed = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    raise ValueError(_READ_FAILED.format(failed))
 
 
 def compute(*collections):
-    """``dask.compute`` inside :func:`reading`."""
+    """``dask.compute`` through :func:`read`."""
     import dask
 
-    with reading():
-        return dask.compute(*collections)
+    return read(lambda: dask.compute(*collections))
 
 
 def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50):
@@ -110,8 +115,7 @@ def _as_array(obj, what: str):
                              f"{what}.compute_chunk_sizes() first (the number of rows is "
                              "public and sets the noise).")
         return obj
-    with reading():  # a pass over the data for the lengths
-        return obj.to_dask_array(lengths=True)
+    return read(lambda: obj.to_dask_array(lengths=True))  # a pass for the lengths
 
 
 def _align(y, X, what: str):

@@ -23,7 +23,7 @@ import numpy as np
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from sklearn.utils.validation import validate_data
 
-from skdp.utils._dask import _SchemaError, compute, is_dask, reading, validate_dask
+from skdp.utils._dask import _SchemaError, compute, is_dask, read, validate_dask
 
 __all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "check_stream_weights",
            "float_rows", "validate_new_rows", "validate_private"]
@@ -87,6 +87,8 @@ def validate_new_rows(estimator, X, y="no_validation", **kwargs):
     :func:`validate_private`, of ``fit``): a 1-D X or complex data made
     scikit-learn's message print the array.
     """
+    if is_dask(X) or is_dask(y):  # validate_data would compute them, unguarded
+        X, y = (compute(a)[0] if is_dask(a) else a for a in (X, y))
     try:
         return validate_data(estimator, X, y, **kwargs)
     except ValueError as exc:
@@ -282,8 +284,7 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
     if isinstance(sample_weight, da.Array):
         w = sample_weight
     else:
-        with reading():
-            w = sample_weight.to_dask_array(lengths=True)
+        w = read(lambda: sample_weight.to_dask_array(lengths=True))
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
     if any(np.isnan(c) for c in w.chunks[0]):

@@ -42,10 +42,11 @@ def user_stacklevel() -> int:
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """Raise one of skdp's warnings, at the user's line (:func:`user_stacklevel`).
 
-    Every warning skdp raises is computed from released or public quantities
-    only, and is marked as skdp's, so that a private search can tell it from a
-    warning of a user's step, which may depend on the data
-    (:func:`is_skdp_warning`).
+    Every warning skdp raises inside a fit is computed from released or
+    public quantities only (the non-private helpers ``estimand()`` and
+    ``clipping_report()`` warn about themselves), and is marked as skdp's, so
+    that a private search can tell it from a warning of a user's step, which
+    may depend on the data (:func:`is_skdp_warning`).
 
     Examples
     --------
