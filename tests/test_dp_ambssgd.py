@@ -40,7 +40,7 @@ def test_every_row_is_used_exactly_once(monkeypatch):
     # With X = 0 and no intercept every residual is -y, so y = -(row id)
     # reveals which rows each stat sample and each batch received.
     n, seen = 1003, []
-    real_stat, real_sum = ambssgd_module.dp_stat, ambssgd_module.clipped_gradient_sum
+    real_stat, real_sum = ambssgd_module.dp_stat, ambssgd_module._clipped_gradient_sum
 
     def stat(values, **kw):
         seen.append(("stat", np.asarray(values).copy()))
@@ -51,7 +51,7 @@ def test_every_row_is_used_exactly_once(monkeypatch):
         return real_sum(X, residuals, clip_norm, **kw)
 
     monkeypatch.setattr(ambssgd_module, "dp_stat", stat)
-    monkeypatch.setattr(ambssgd_module, "clipped_gradient_sum", grad_sum)
+    monkeypatch.setattr(ambssgd_module, "_clipped_gradient_sum", grad_sum)
     ids = np.arange(1.0, n + 1)
     dp_ambssgd(np.zeros((n, 2)), -ids, np.zeros(2), n_steps=7, stat_size=30, batch_size=110,
                x_norm=1.0, residual_bound=2e3, resolution=1.0, count_noise_std=1.0,

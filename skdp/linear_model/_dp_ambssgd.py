@@ -17,7 +17,8 @@ from skdp.base import (
     StreamStateMixin,
     check_stream_mode,
 )
-from skdp.clipping import clipped_gradient_sum, dp_stat, dp_stat_n_levels
+from skdp.clipping import dp_stat, dp_stat_n_levels
+from skdp.clipping._clip import _clipped_gradient_sum  # X capped at entry
 from skdp.linear_model._dp_ssgd import dp_ssgd
 from skdp.mechanisms import gaussian_release
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
@@ -118,7 +119,7 @@ def dp_ambssgd(X, y, w, *, n_steps: int, stat_size: int, batch_size: int, x_norm
                            noise_std=count_noise_std, rng=rng, growth=growth,
                            part=("stat sample", part_offset + t * step_size))
         zeta = x_norm * gamma * log_factor
-        grad = clipped_gradient_sum(Xt[stat_size:], residuals[stat_size:], zeta,
+        grad = _clipped_gradient_sum(Xt[stat_size:], residuals[stat_size:], zeta,
                                     fit_intercept=fit_intercept) / batch_size
         sens = 2.0 * zeta / batch_size
         w -= learning_rate * gaussian_release(

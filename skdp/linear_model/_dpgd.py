@@ -21,7 +21,8 @@ from skdp.base import (
     LinearPredictMixin,
     weight_bound,
 )
-from skdp.clipping import clipped_gradient_sum, quantile_statistics, squared_loss_residuals
+from skdp.clipping import quantile_statistics, squared_loss_residuals
+from skdp.clipping._clip import _clipped_gradient_sum  # X capped by validate_private
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._ar1_standard_error import (
     ar1_directions,
@@ -60,7 +61,7 @@ from skdp.utils._dask import is_dask, read
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import validate_new_rows, validate_private
+from skdp.utils._validation import _cap, validate_new_rows, validate_private
 from skdp.utils._warnings import warn
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
@@ -186,7 +187,7 @@ class _Steps(NamedTuple):
 def _gradient_block(Xb, yb, wb, lev, *, theta, clip_norm, fit_intercept):
     """Sum over one block of the clipped per-example gradients ``w_i f_i r_i z_i``."""
     r = squared_loss_residuals(Xb, yb, theta, fit_intercept=fit_intercept)
-    return clipped_gradient_sum(Xb, r, clip_norm, row_norms=lev, fit_intercept=fit_intercept,
+    return _clipped_gradient_sum(Xb, r, clip_norm, row_norms=lev, fit_intercept=fit_intercept,
                                 sample_weight=wb)
 
 
@@ -255,6 +256,8 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     iterates : ndarray of shape (n_iter, p + fit_intercept)
         theta_1, ..., theta_T.
     """
+    if not is_dask(X):  # values beyond MAX_ABS capped once, as the estimator's input is
+        X, y = _cap(np.asarray(X, dtype=float)), _cap(np.asarray(y, dtype=float))
     n, p = X.shape
     q = p + int(fit_intercept)
     theta = np.zeros(q) if theta0 is None else np.array(theta0, dtype=float)

@@ -22,13 +22,12 @@ from skdp.base import (
     weight_bound,
 )
 from skdp.clipping import (
-    clipped_gradient_sum,
     logistic_loss_residuals,
     quantile_statistics,
     scale_from_second_moment,
     squared_loss_residuals,
 )
-from skdp.clipping._clip import _row_norms
+from skdp.clipping._clip import _clipped_gradient_sum, _row_norms  # X capped at entry
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
 from skdp.linear_model._private_bounds import (
@@ -221,17 +220,17 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
                 v = optimizer.mean_square
                 scale = scale_from_second_moment(0.0 if v is None else v, optimizer.eps)
                 scale = np.broadcast_to(scale, coef.shape)
-                total = clipped_gradient_sum(Xb, r, clip_norm, scale=scale,
+                total = _clipped_gradient_sum(Xb, r, clip_norm, scale=scale,
                                              fit_intercept=fit_intercept)
                 extra["scale"] = scale
             elif squares:
-                total, square_total = clipped_gradient_sum(Xb, r, clip_norm,
+                total, square_total = _clipped_gradient_sum(Xb, r, clip_norm,
                                                            row_norms=row_norms[start:start + b],
                                                            fit_intercept=fit_intercept, squares=True,
                                                            sample_weight=wb)
                 extra.update(square_sum=_released(square_noise, t, square_total), square_noise=0.0)
             else:
-                total = clipped_gradient_sum(Xb, r, clip_norm, row_norms=row_norms[start:start + b],
+                total = _clipped_gradient_sum(Xb, r, clip_norm, row_norms=row_norms[start:start + b],
                                              fit_intercept=fit_intercept, sample_weight=wb)
             if noise_variances is not None:
                 extra["noise_variance"] = noise_variances[t]
