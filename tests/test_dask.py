@@ -552,18 +552,23 @@ def test_a_pandas_output_in_a_dask_pipeline_fits_the_next_step_in_memory():
         np.testing.assert_allclose(pipe[-1].coef_, reference[-1].coef_, rtol=1e-10)
 
 
+def _csv_with_a_late_text(tmp_path):
+    """4,000 rows of integers, the last 'a' a text: read_csv types 'a' from the first block."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 100, 4000), "b": rng.integers(0, 100, 4000)})
+    frame = frame.astype(object)
+    frame.loc[3999, "a"] = "SSN-123-45-6789"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    return dd.read_csv(tmp_path / "t.csv", blocksize=4000)
+
+
 @pytest.mark.parametrize("method", ["fit", "partial_fit"])
 def test_a_read_error_of_dask_quotes_no_value(tmp_path, method):
     # Review 22: dd.read_csv guesses the column types from the first block; a
     # later block's text made Dask raise "invalid literal for int() ...: 'SSN-...'"
     # through skdp, quoting the private value. The message is withheld now, before
     # any charge; skdp's own schema errors still say what is wrong.
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.integers(0, 100, 4000), "b": rng.integers(0, 100, 4000)})
-    frame = frame.astype(object)
-    frame.loc[3999, "a"] = "SSN-123-45-6789"
-    frame.to_csv(tmp_path / "t.csv", index=False)
-    table = dd.read_csv(tmp_path / "t.csv", blocksize=4000)
+    table = _csv_with_a_late_text(tmp_path)
     assert table.npartitions > 1
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     with pytest.raises(ValueError, match=r"Dask collection failed \(builtins.ValueError\)") as info:
@@ -583,11 +588,7 @@ def test_a_search_and_predict_on_a_dask_table_quote_no_value_either(tmp_path):
     from skdp.model_selection import DPGridSearchCV
 
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.integers(0, 100, 4000), "b": rng.integers(0, 100, 4000)})
-    frame = frame.astype(object)
-    frame.loc[3999, "a"] = "SSN-123-45-6789"
-    frame.to_csv(tmp_path / "t.csv", index=False)
-    table = dd.read_csv(tmp_path / "t.csv", blocksize=4000)
+    table = _csv_with_a_late_text(tmp_path)
     y = np.zeros(4000)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     search = DPGridSearchCV(DPLinearRegressionGD(), {"n_iter": [200, 400]}, epsilon=1.0,
