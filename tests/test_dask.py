@@ -564,6 +564,8 @@ def _csv_with_a_late_text(tmp_path):
 
 @pytest.mark.parametrize("method", ["fit", "partial_fit"])
 def test_a_read_error_of_dask_quotes_no_value(tmp_path, method):
+    from skdp.linear_model import DPLinearRegressionGD
+
     # Review 22: dd.read_csv guesses the column types from the first block; a
     # later block's text made Dask raise "invalid literal for int() ...: 'SSN-...'"
     # through skdp, quoting the private value. The message is withheld now, before
@@ -576,6 +578,18 @@ def test_a_read_error_of_dask_quotes_no_value(tmp_path, method):
     # Raised outside the except clause: not even __context__ holds the original.
     assert "SSN" not in str(info.value) and info.value.__context__ is None
     assert acc.ledger == []
+    # A Dask y partitioned unlike X is read through the same guard (24th review).
+    X = dd.from_pandas(pd.DataFrame({"b": np.ones(4000)}), npartitions=2)
+    with pytest.raises(ValueError, match="Dask collection failed") as info:
+        DPSGDRegressor(random_state=0).partial_fit(X, table["a"]) if method == "partial_fit" \
+            else DPLinearRegressionGD(random_state=0).fit(X, table["a"])
+    assert "SSN" not in str(info.value) and info.value.__context__ is None
+    # skdp's own schema errors keep no __context__ quoting the value either.
+    text = dd.from_pandas(pd.DataFrame({"a": ["1", "SSN-123-45-6789"]}), npartitions=1)
+    with pytest.raises(ValueError, match="not numbers") as info:
+        getattr(DPStandardScaler(bounds=(0, 100), random_state=0), method)(text.to_dask_array(
+            lengths=True).reshape(-1, 1))
+    assert info.value.__context__ is None
     clean = dd.from_pandas(pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0]}), npartitions=2)
     with pytest.raises(ValueError, match="Partition 0 contains NaN"):
         getattr(DPStandardScaler(bounds=(0, 100), random_state=0), method)(clean)

@@ -350,7 +350,7 @@ def test_the_public_helpers_take_a_huge_row_like_the_estimators():
     # and dp_ssgd / dp_ambssgd warned of overflow. A row of 1e200 and one of
     # 1e6 in the same direction are both clipped to the same gradient.
     from skdp.clipping import clip_rows, clipped_gradient_sum
-    from skdp.linear_model import dp_ambssgd, dp_sgd, dp_ssgd
+    from skdp.linear_model import dp_ambssgd, dp_gradient_descent, dp_sgd, dp_ssgd
     from skdp.mechanisms import make_rng
     from skdp.optim import Adam
 
@@ -364,6 +364,9 @@ def test_the_public_helpers_take_a_huge_row_like_the_estimators():
         "dp_sgd": lambda A: dp_sgd(A, y, np.zeros(4), loss="squared", optimizer=Adam(0.01, eps=1e-3),
                                    private_moments="independent", batch_size=500, clip_norm=1.0,
                                    noise=np.zeros((4, 4)), square_noise=np.zeros((4, 4))),
+        "dp_gradient_descent": lambda A: dp_gradient_descent(
+            A, y, clip_norm=1.0, noise_std=0.0, learning_rate=0.25, n_iter=5, rng=make_rng(0),
+            theta0=np.ones(4))[-1],
         "dp_ssgd": lambda A: dp_ssgd(A, y, np.ones(4), clip_norm=1.0, noise_std=0.0,
                                      learning_rate=0.01, rng=make_rng(0))[0],
         "dp_ambssgd": lambda A: dp_ambssgd(
@@ -407,9 +410,11 @@ def test_clipping_helpers_at_the_float_limit_and_below_it():
             np.testing.assert_allclose(
                 clipped_gradients(big, r, 0.5, fit_intercept=fit_intercept),
                 clipped_gradients(capped, r, 0.5, fit_intercept=fit_intercept), rtol=1e-12)
-        rows = clip_rows(np.array([[1e308] * 5, [1e60, 1e55, 0.0, 0.0, 0.0]]), 1.0)
+        rows = clip_rows(np.array([[1e308] * 5, [1e60, 1e55, 0.0, 0.0, 0.0],
+                                   [np.inf, -np.inf, 1.0, 0.0, 0.0]]), 1.0)
     direction = np.array([1.0, 1e-5, 0.0, 0.0, 0.0]) / np.hypot(1.0, 1e-5)
-    np.testing.assert_allclose(rows, [[5**-0.5] * 5, direction], rtol=1e-12)
+    np.testing.assert_allclose(rows, [[5**-0.5] * 5, direction, [2**-0.5, -(2**-0.5), 0, 0, 0]],
+                               rtol=1e-12)
     # Several outputs: a residual row's norm neither underflows to 0 (which left the
     # gradient unclipped) nor overflows to inf (which zeroed it).
     from skdp.clipping import gradient_clip_factors
@@ -421,3 +426,14 @@ def test_clipping_helpers_at_the_float_limit_and_below_it():
             factors = gradient_clip_factors(np.full(20, row_norm), R * scale, 1e-3)
             exact = 1e-3 / (row_norm * scale * np.linalg.norm(R, axis=1))
             np.testing.assert_allclose(factors, exact, rtol=1e-12)
+        R[0, 0] = np.inf  # an infinite residual still gets factor 0, not NaN
+        assert gradient_clip_factors(np.ones(20), R, 1e-3)[0] == 0.0
+    # ... and the sum of such rows' clipped gradients stays within the bound, where
+    # the limit clip / (||x|| ||r||) falls below the normal range or the product
+    # overflows (24th review: 1.0003 times the bound, and a zeroed row).
+    for row_norm, residual, clip in ((1.0, [1.7e300, 0.0], 1e-20), (1e10, [1e300, 1e300], 1.0)):
+        x = np.array([[row_norm, 0.0]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            g = clipped_gradient_sum(x, np.array([residual]), clip)
+        assert clip * (1 - 1e-12) <= np.linalg.norm(g) <= clip * (1 + 1e-12)

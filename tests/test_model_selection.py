@@ -653,6 +653,27 @@ def test_the_finite_map_takes_any_stateless_step(step):
                    for w in shown)
 
 
+def test_the_finite_map_offers_set_output_only_where_its_step_does():
+    from skdp.model_selection._finite_output import FiniteOutput
+
+    assert not hasattr(FiniteOutput(_FitTransformOnly()), "set_output")
+    assert hasattr(FiniteOutput(FunctionTransformer()), "set_output")
+
+
+def test_a_column_vector_y_warns_once_at_the_users_line():
+    from sklearn.exceptions import DataConversionWarning
+
+    from skdp.utils._warnings import is_skdp_warning
+
+    X, y = _linear(n=2000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPGridSearchCV(DPLinearRegressionGD(), {"n_iter": [200, 400]}, epsilon=1.0,
+                       random_state=0).fit(X, y[:, None])
+    column = [w for w in caught if issubclass(w.category, DataConversionWarning)]
+    assert len(column) == 1 and column[0].filename == __file__ and is_skdp_warning(column[0])
+
+
 def test_the_finite_map_keeps_frames_and_sparse_matrices():
     import scipy.sparse as sp
 
@@ -664,6 +685,15 @@ def test_the_finite_map_keeps_frames_and_sparse_matrices():
     out = step.fit_transform(frame)
     assert list(out.columns) == ["a", "b"]
     np.testing.assert_array_equal(out.to_numpy(), [[1e50, 0.0], [-1e50, 1e50]])
+    # Complex output (np.emath.sqrt of a negative value) maps to its real part, in a
+    # frame too, without numpy's ComplexWarning (24th review).
+    root = FiniteOutput(FunctionTransformer(lambda f: f.apply(np.emath.sqrt),
+                                            feature_names_out="one-to-one"))
+    root.set_output(transform="pandas")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = root.fit_transform(pd.DataFrame({"a": [4.0, -4.0]}))
+    np.testing.assert_array_equal(out["a"].to_numpy(), [2.0, 0.0])
     matrix = FiniteOutput(FunctionTransformer(lambda a: a * np.inf, accept_sparse=True)).fit_transform(
         sp.csr_matrix([[0.0, 1.0], [-1.0, 0.0]]))
     assert sp.issparse(matrix) and matrix.toarray().tolist() == [[0.0, 1e50], [-1e50, 0.0]]

@@ -100,14 +100,17 @@ def clip_rows(X, clip_norm: float) -> np.ndarray:
         raise ValueError(f"clip_rows expects a 2-D array, got shape {X.shape}.")
     # _row_norms rescales rows whose squares overflow or underflow (np.linalg.norm
     # gave inf for a row of 1e200, which was then zeroed); a row whose norm is
-    # beyond the float range itself is clipped from its unit form, x / max|x_j|.
-    with np.errstate(over="ignore"):
+    # beyond the float range is clipped from its unit form, x / max|x_j| (with an
+    # infinite entry: the signs of its infinite entries).
+    with np.errstate(over="ignore", invalid="ignore"):
         norms = _row_norms(X)
-    out = X * clip_factors(norms, clip_norm)[:, None]
-    huge = np.flatnonzero(np.isinf(norms) & np.isfinite(X).all(axis=1))
-    if huge.size:
-        U = X[huge] / np.max(np.abs(X[huge]), axis=1)[:, None]
-        out[huge] = U * (clip_norm / np.sqrt(np.einsum("ij,ij->i", U, U)))[:, None]
+        out = X * clip_factors(norms, clip_norm)[:, None]
+        huge = np.flatnonzero(~(norms < np.inf) & ~np.isnan(X).any(axis=1))
+        if huge.size:
+            rows = X[huge]
+            m = np.max(np.abs(rows), axis=1)[:, None]
+            U = np.where(np.isinf(m), np.where(np.isinf(rows), np.sign(rows), 0.0), rows / m)
+            out[huge] = U * (clip_norm / np.sqrt(np.einsum("ij,ij->i", U, U)))[:, None]
     return out
 
 
@@ -345,14 +348,18 @@ def _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight=None):
     # subnormal keeps few digits): those rows are clipped in unit-row form too.
     # (||x|| * tiny > clip, written so that nothing overflows.) The common case,
     # no such row, costs two reductions.
+    # With several outputs the limit is clip / (||x|| ||r||): a product below the
+    # normal range, or beyond the float range (its factor 0 would zero the row),
+    # goes to unit-row form as well (NaN, from an infinite residual, too).
     tiny = np.finfo(float).tiny
-    with np.errstate(invalid="ignore", under="ignore"):
-        if np.max(np.abs(c)) <= _BIG and not np.max(row_norms) * tiny > clip_norm:
+    with np.errstate(invalid="ignore", under="ignore", over="ignore"):
+        scale = row_norms if flat else row_norms * _row_norms(residuals)
+        if np.max(np.abs(c)) <= _BIG and np.max(scale) * tiny <= clip_norm:
             return c, None
         big = ~(np.abs(c) <= _BIG)
         if not flat:
             big = big.any(axis=1)
-        big |= row_norms * tiny > clip_norm
+        big |= ~(scale * tiny <= clip_norm)
     rows = np.flatnonzero(big)
     c[rows] = 0.0
     v = _unit_clipped(row_norms[rows], residuals[rows], clip_norm)

@@ -31,12 +31,12 @@ def _finite(out):
     """``out`` with every numeric value mapped by :func:`skdp.utils._dask._capped`."""
     if sparse.issparse(out):
         out = out.copy()
-        out.data = _capped(out.data)
+        out.data = _capped(np.real(out.data))
         return out
     if hasattr(out, "select_dtypes"):  # a DataFrame (set_output(transform="pandas"))
-        columns = out.select_dtypes(include="number").columns
+        columns = out.select_dtypes(include=["number", "complex"]).columns
         out = out.copy()
-        out[columns] = _capped(out[columns].to_numpy(dtype=float))
+        out[columns] = _capped(np.real(out[columns].to_numpy()))
         return out
     array = np.asarray(out)
     if array.dtype.kind == "c":  # a step whose dtype follows the values (np.emath.sqrt)

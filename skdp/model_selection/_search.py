@@ -43,7 +43,7 @@ from skdp.model_selection._scoring import (
     row_losses,
     score_from_loss,
 )
-from skdp.utils._dask import compute, is_dask
+from skdp.utils._dask import in_memory
 from skdp.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from skdp.utils._sklearn import validate_parameter_constraints as _validate_constraints
 from skdp.utils._warnings import is_skdp_warning, warn
@@ -111,9 +111,12 @@ def _check_scorable(candidates, scoring: str, y) -> None:
     if kind in ("squared", "absolute") and np.asarray(y).dtype.kind in "USO":
         try:
             np.asarray(y, dtype=float)
-        except (TypeError, ValueError):
+            numeric = True
+        except (TypeError, ValueError):  # raised below: no __context__ quoting a label
+            numeric = False
+        if not numeric:
             raise ValueError(f"scoring={scoring!r} needs numeric labels; use 'accuracy' or "
-                             "'neg_log_loss' for class labels.") from None
+                             "'neg_log_loss' for class labels.")
 
 
 class _HeldWarnings:
@@ -333,7 +336,7 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
             raise ValueError(f"{type(self).__name__} needs y: its score is a loss on labelled "
                              "validation rows.")
         # The splits index rows: a Dask X or y comes into memory, its read errors guarded.
-        X, y = (compute(a)[0] if is_dask(a) else a for a in (X, y))
+        X, y = in_memory(X, y)
         check_consistent_length(X, y)
         if issparse(X):
             X = X.tocsr()  # rows can be indexed; the estimator says whether it takes sparse X

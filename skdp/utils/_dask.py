@@ -74,6 +74,15 @@ def compute(*collections):
     return read(lambda: dask.compute(*collections))
 
 
+def in_memory(*objs) -> list:
+    """``objs`` with the Dask collections among them computed, in one pass, through :func:`read`."""
+    lazy = [i for i, a in enumerate(objs) if is_dask(a)]
+    out = list(objs)
+    for i, value in zip(lazy, compute(*[objs[i] for i in lazy]) if lazy else ()):
+        out[i] = value
+    return out
+
+
 def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50):
     """One partition as float64 (or labels), finite, capped: schema errors name the partition."""
     block = np.asarray(block)
@@ -81,10 +90,14 @@ def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50)
         return block
     if np.iscomplexobj(block):  # astype would drop the imaginary part, with a warning
         raise _SchemaError(f"Partition {index} holds complex numbers: the data must be real.")
+    # Errors here are raised after the except clause: no __context__ keeps numpy's
+    # message, which quotes the value (a ``from None`` only hides it).
     try:
-        block = block.astype(np.float64, copy=False)
+        block, numeric = block.astype(np.float64, copy=False), True
     except (TypeError, ValueError):
-        raise _SchemaError(f"Partition {index} holds values that are not numbers.") from None
+        numeric = False
+    if not numeric:
+        raise _SchemaError(f"Partition {index} holds values that are not numbers.")
     if not np.all(np.isfinite(block)):
         kind = "NaN" if np.any(np.isnan(block)) else "infinity"
         raise _SchemaError(f"Partition {index} contains {kind}: the private data must be finite "
@@ -283,7 +296,7 @@ def _with_lengths(obj, lengths, what: str = "X"):
                 f"chunks declare {obj.shape[0]}: build the array with its true chunk sizes "
                 "(or call compute_chunk_sizes()); the number of rows sets the noise.")
         return obj
-    return obj.to_dask_array(lengths=lengths if lengths is not None else True)
+    return read(lambda: obj.to_dask_array(lengths=lengths if lengths is not None else True))
 
 
 def _scan(xb, yb, index: int, labels: bool):
@@ -384,10 +397,11 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
         y = np.asarray(y)
         if numeric_y and y.dtype.kind not in "fciub":
             try:  # a regressor's labels: strings such as "n/a" fail here, not mid-stream
-                y = y.astype(np.float64)
+                y, numeric = y.astype(np.float64), True
             except (TypeError, ValueError):
-                raise _SchemaError(f"Partition {index} of y holds values that are not "
-                                 "numbers.") from None
+                numeric = False
+            if not numeric:
+                raise _SchemaError(f"Partition {index} of y holds values that are not numbers.")
         if y.dtype.kind in "fc":
             _check_block(y, index)
         elif y.dtype.kind == "O" and any(v is None or v != v for v in y.ravel()):
@@ -399,8 +413,11 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
 
             try:
                 check_classification_targets(y)
+                problem = None
             except ValueError as exc:  # scikit-learn's message names the label type only
-                raise _SchemaError(str(exc)) from None
+                problem = str(exc)
+            if problem is not None:
+                raise _SchemaError(problem)
     if w is not None:
         from skdp.utils._validation import _weight_block
 

@@ -23,7 +23,7 @@ import numpy as np
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from sklearn.utils.validation import validate_data
 
-from skdp.utils._dask import _SchemaError, compute, is_dask, read, validate_dask
+from skdp.utils._dask import _SchemaError, compute, in_memory, is_dask, read, validate_dask
 
 __all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "check_stream_weights",
            "float_rows", "validate_new_rows", "validate_private"]
@@ -87,17 +87,18 @@ def validate_new_rows(estimator, X, y="no_validation", **kwargs):
     :func:`validate_private`, of ``fit``): a 1-D X or complex data made
     scikit-learn's message print the array.
     """
-    if is_dask(X) or is_dask(y):  # validate_data would compute them, unguarded
-        X, y = (compute(a)[0] if is_dask(a) else a for a in (X, y))
+    X, y = in_memory(X, y)  # validate_data would compute a Dask X or y unguarded
     try:
         return validate_data(estimator, X, y, **kwargs)
     except ValueError as exc:
-        if "could not convert" in str(exc):  # numpy quotes the value it could not read
-            raise ValueError(_non_numeric_message(estimator, X)) from None
-        message = _without_values(str(exc))
-        if message != str(exc):
-            raise ValueError(message) from None
-        raise
+        text = str(exc)
+        if "could not convert" not in text and _without_values(text) == text:
+            raise
+    # Raised after the except clause, so that no __context__ keeps the message quoting
+    # the value (numpy's "could not convert ...", scikit-learn's "array=...").
+    if "could not convert" in text:
+        raise ValueError(_non_numeric_message(estimator, X))
+    raise ValueError(_without_values(text))
 
 
 def float_rows(X) -> np.ndarray:
@@ -106,8 +107,11 @@ def float_rows(X) -> np.ndarray:
         X = np.asarray(X)
         if not np.iscomplexobj(X):
             return np.array(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("X holds values that are not numbers.") from None
+        numeric = True
+    except (TypeError, ValueError):  # raised below: no __context__ quoting the value
+        numeric = False
+    if not numeric:
+        raise ValueError("X holds values that are not numbers.")
     raise ValueError("X must hold real numbers, not complex ones.")
 
 
@@ -185,15 +189,18 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
     if is_dask(sample_weight):
         return _check_dask_weights(sample_weight, n_samples, max_weight,
                                    allow_all_zero=allow_all_zero)
+    complex_, numeric = False, True
     try:
         w = np.asarray(sample_weight)
-        if np.iscomplexobj(w):
-            raise ValueError("sample_weight must be real numbers.")
-        w = w.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        if "real numbers" in str(exc):
-            raise
-        raise ValueError("sample_weight must be numeric.") from None
+        complex_ = np.iscomplexobj(w)
+        if not complex_:
+            w = w.astype(np.float64)
+    except (TypeError, ValueError):  # raised below: no __context__ quoting the value
+        numeric = False
+    if not numeric:
+        raise ValueError("sample_weight must be numeric.")
+    if complex_:
+        raise ValueError("sample_weight must be real numbers.")
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(f"sample_weight must have shape ({n_samples},), got {w.shape}.")
     if not np.all(np.isfinite(w)):
@@ -261,10 +268,12 @@ def _weight_block(w, max_weight, index, rows=False):
     if np.iscomplexobj(w):
         raise _SchemaError(f"sample_weight: partition {index} holds complex numbers.")
     try:
-        w = np.asarray(w, dtype=np.float64)
-    except (TypeError, ValueError):  # numpy's message would quote the value
+        w, numeric = np.asarray(w, dtype=np.float64), True
+    except (TypeError, ValueError):  # numpy's message would quote the value: raised below,
+        numeric = False              # so that no __context__ keeps it
+    if not numeric:
         raise _SchemaError(f"sample_weight: partition {index} holds values that are not "
-                         "numbers.") from None
+                           "numbers.")
     if not np.all(np.isfinite(w)):
         raise _SchemaError(f"sample_weight: partition {index} contains NaN or infinite values.")
     if np.any(w < 0):
