@@ -395,6 +395,8 @@ def test_clipping_helpers_at_the_float_limit_and_below_it():
     # several outputs whose residuals underflow (below 1e-154) left a gradient
     # unclipped, and above 1e154 zeroed it; clip_rows keeps a huge row's direction.
     from skdp.clipping import clip_rows, clipped_gradient_sum, clipped_gradients
+    from skdp.linear_model import dp_gradient_descent
+    from skdp.mechanisms import make_rng
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(20, 5))
@@ -410,6 +412,9 @@ def test_clipping_helpers_at_the_float_limit_and_below_it():
             np.testing.assert_allclose(
                 clipped_gradients(big, r, 0.5, fit_intercept=fit_intercept),
                 clipped_gradients(capped, r, 0.5, fit_intercept=fit_intercept), rtol=1e-12)
+            np.testing.assert_allclose(*[dp_gradient_descent(
+                A, r, clip_norm=0.5, noise_std=0.0, learning_rate=0.25, n_iter=3,
+                rng=make_rng(0), fit_intercept=fit_intercept) for A in (big, capped)], rtol=1e-12)
         rows = clip_rows(np.array([[1e308] * 5, [1e60, 1e55, 0.0, 0.0, 0.0],
                                    [np.inf, -np.inf, 1.0, 0.0, 0.0]]), 1.0)
     direction = np.array([1.0, 1e-5, 0.0, 0.0, 0.0]) / np.hypot(1.0, 1e-5)
@@ -437,3 +442,31 @@ def test_clipping_helpers_at_the_float_limit_and_below_it():
             warnings.simplefilter("error")
             g = clipped_gradient_sum(x, np.array([residual]), clip)
         assert clip * (1 - 1e-12) <= np.linalg.norm(g) <= clip * (1 + 1e-12)
+
+
+def test_schema_errors_keep_no_context_quoting_the_value():
+    # 24th review: errors raised "from None" inside an except clause still hold
+    # numpy's message ("could not convert string to float: 'SSN-...'") in
+    # __context__; printed tracebacks hide it, code reading it does not.
+    from skdp.model_selection import DPGridSearchCV
+
+    secret = "SSN-123-45-6789"
+    X = np.array([["1.0", "2.0"], [secret, "3.0"]] * 200, dtype=object)
+    y = np.arange(400.0)
+    numeric = np.random.default_rng(0).normal(size=(400, 2))
+    scaler = DPStandardScaler(bounds=(-5.0, 5.0), random_state=0).fit(numeric)
+    weights = np.array(["1"] * 399 + [secret], dtype=object)
+    calls = {
+        "validate_new_rows": lambda: DPSGDRegressor(random_state=0).fit(X, y),
+        "float_rows": lambda: scaler.inverse_transform(X),
+        "check_sample_weight": lambda: DPSGDRegressor(random_state=0).fit(numeric, y,
+                                                                          sample_weight=weights),
+        "the search's labels": lambda: DPGridSearchCV(
+            DPLinearRegressionGD(), {"n_iter": [200, 400]}, scoring="neg_mean_squared_error",
+            random_state=0).fit(numeric, np.array(["a", secret] * 200, dtype=object)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError) as info:
+            call()
+        assert secret not in str(info.value), name
+        assert info.value.__context__ is None, name

@@ -697,3 +697,8 @@ def test_the_finite_map_keeps_frames_and_sparse_matrices():
     matrix = FiniteOutput(FunctionTransformer(lambda a: a * np.inf, accept_sparse=True)).fit_transform(
         sp.csr_matrix([[0.0, 1.0], [-1.0, 0.0]]))
     assert sp.issparse(matrix) and matrix.toarray().tolist() == [[0.0, 1e50], [-1e50, 0.0]]
+    complex_sparse = FiniteOutput(FunctionTransformer(lambda a: a * (2.0 + 1j), accept_sparse=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        matrix = complex_sparse.fit_transform(sp.csr_matrix([[0.0, 1.0]]))
+    assert matrix.toarray().tolist() == [[0.0, 2.0]]

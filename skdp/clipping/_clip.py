@@ -188,15 +188,21 @@ def gradient_clip_factors(row_norms, residuals, clip_norm: float) -> np.ndarray:
                              _check_clip_norm(clip_norm))
 
 
-def _gradient_factors(row_norms, residuals, clip_norm):
+def _residual_norms(residuals):
+    """``||r_i||`` of K-output residuals, rescaled as in :func:`_row_norms`; inf where r_i is."""
+    # A residual row whose square underflows (below about 1e-154) would get norm 0
+    # and leave its gradient unclipped; one beyond 1e154 would get inf and be zeroed.
+    with np.errstate(over="ignore", invalid="ignore"):
+        r_norms = _row_norms(residuals)
+    r_norms[np.isinf(residuals).any(axis=1)] = np.inf  # (inf / inf gave NaN there)
+    return r_norms
+
+
+def _gradient_factors(row_norms, residuals, clip_norm, r_norms=None):
     if residuals.ndim == 1:
         r_norms = np.abs(residuals)
-    else:
-        # As _row_norms: a residual row whose square underflows (below about 1e-154)
-        # would get norm 0 and leave its gradient unclipped.
-        with np.errstate(over="ignore", invalid="ignore"):
-            r_norms = _row_norms(residuals)
-        r_norms[np.isinf(residuals).any(axis=1)] = np.inf  # (inf / inf gave NaN there)
+    elif r_norms is None:
+        r_norms = _residual_norms(residuals)
     return _factors(row_norms * r_norms, clip_norm)
 
 
@@ -243,7 +249,7 @@ def clipped_residuals(row_norms, residuals, clip_norm: float) -> np.ndarray:
                               np.asarray(residuals, dtype=float), _check_clip_norm(clip_norm))
 
 
-def _clipped_residuals(row_norms, residuals, clip_norm, *, repair: bool = True):
+def _clipped_residuals(row_norms, residuals, clip_norm, *, repair: bool = True, r_norms=None):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if residuals.ndim == 1:
             # r * min(1, c / (||x|| |r|)) = r clipped to [-c / ||x||, c / ||x||].
@@ -252,7 +258,8 @@ def _clipped_residuals(row_norms, residuals, clip_norm, *, repair: bool = True):
                 _record(np.abs(residuals) / limit, 1.0)
             out = np.clip(residuals, -limit, limit)
         else:
-            out = residuals * _gradient_factors(row_norms, residuals, clip_norm)[:, None]
+            out = residuals * _gradient_factors(row_norms, residuals, clip_norm,
+                                                r_norms)[:, None]
     if not repair:  # the caller takes non-finite rows in unit-row form
         return out
     bad = ~np.isfinite(out)
@@ -336,8 +343,9 @@ def _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight=None):
     ||x_i||`` (:func:`_unit_clipped`); None when there is none.
     """
     # Non-finite coefficients (an infinite or NaN residual) are rescued below.
-    c = _clipped_residuals(row_norms, residuals, clip_norm, repair=False)
     flat = residuals.ndim == 1
+    r_norms = None if flat else _residual_norms(residuals)
+    c = _clipped_residuals(row_norms, residuals, clip_norm, repair=False, r_norms=r_norms)
     if sample_weight is not None:
         w = np.asarray(sample_weight, dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -353,7 +361,7 @@ def _clipped_coefficients(row_norms, residuals, clip_norm, sample_weight=None):
     # goes to unit-row form as well (NaN, from an infinite residual, too).
     tiny = np.finfo(float).tiny
     with np.errstate(invalid="ignore", under="ignore", over="ignore"):
-        scale = row_norms if flat else row_norms * _row_norms(residuals)
+        scale = row_norms if flat else row_norms * r_norms
         if np.max(np.abs(c)) <= _BIG and np.max(scale) * tiny <= clip_norm:
             return c, None
         big = ~(np.abs(c) <= _BIG)

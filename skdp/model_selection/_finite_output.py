@@ -34,9 +34,13 @@ def _finite(out):
         out.data = _capped(np.real(out.data))
         return out
     if hasattr(out, "select_dtypes"):  # a DataFrame (set_output(transform="pandas"))
-        columns = out.select_dtypes(include=["number", "complex"]).columns
+        # "number" takes complex and timedelta columns too; nullable and pyarrow
+        # columns give NaN for NA (then 0), not an object array.
+        columns = out.select_dtypes(include="number").columns
+        complex_ = any(getattr(t, "kind", "") == "c" for t in out[columns].dtypes)
         out = out.copy()
-        out[columns] = _capped(np.real(out[columns].to_numpy()))
+        out[columns] = _capped(np.real(out[columns].to_numpy(dtype=complex if complex_ else float,
+                                                             na_value=np.nan)))
         return out
     array = np.asarray(out)
     if array.dtype.kind == "c":  # a step whose dtype follows the values (np.emath.sqrt)
