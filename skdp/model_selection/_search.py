@@ -43,7 +43,7 @@ from skdp.model_selection._scoring import (
     row_losses,
     score_from_loss,
 )
-from skdp.utils._dask import in_memory
+from skdp.utils._dask import as_float64, in_memory
 from skdp.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from skdp.utils._sklearn import validate_parameter_constraints as _validate_constraints
 from skdp.utils._warnings import is_skdp_warning, warn
@@ -109,14 +109,8 @@ def _check_scorable(candidates, scoring: str, y) -> None:
                             f"{type(est).__name__} does not have.")
     # Text labels only (complex or otherwise odd numbers are the estimators' to refuse).
     if kind in ("squared", "absolute") and np.asarray(y).dtype.kind in "USO":
-        try:
-            np.asarray(y, dtype=float)
-            numeric = True
-        except (TypeError, ValueError):  # raised below: no __context__ quoting a label
-            numeric = False
-        if not numeric:
-            raise ValueError(f"scoring={scoring!r} needs numeric labels; use 'accuracy' or "
-                             "'neg_log_loss' for class labels.")
+        as_float64(y, ValueError(f"scoring={scoring!r} needs numeric labels; use 'accuracy' "
+                                 "or 'neg_log_loss' for class labels."))
 
 
 class _HeldWarnings:

@@ -83,6 +83,19 @@ def in_memory(*objs) -> list:
     return out
 
 
+def as_float64(a, error: Exception) -> np.ndarray:
+    """``a`` as a float64 array; if it holds values that are not numbers, raise ``error``.
+
+    Raised after the ``except`` clause: no ``__context__`` keeps numpy's
+    message, which quotes the value (a ``from None`` only hides it).
+    """
+    try:
+        return np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        pass
+    raise error
+
+
 def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50):
     """One partition as float64 (or labels), finite, capped: schema errors name the partition."""
     block = np.asarray(block)
@@ -90,14 +103,8 @@ def _check_block(block, index: int, labels: bool = False, max_abs: float = 1e50)
         return block
     if np.iscomplexobj(block):  # astype would drop the imaginary part, with a warning
         raise _SchemaError(f"Partition {index} holds complex numbers: the data must be real.")
-    # Errors here are raised after the except clause: no __context__ keeps numpy's
-    # message, which quotes the value (a ``from None`` only hides it).
-    try:
-        block, numeric = block.astype(np.float64, copy=False), True
-    except (TypeError, ValueError):
-        numeric = False
-    if not numeric:
-        raise _SchemaError(f"Partition {index} holds values that are not numbers.")
+    block = as_float64(block, _SchemaError(f"Partition {index} holds values that are not "
+                                           "numbers."))
     if not np.all(np.isfinite(block)):
         kind = "NaN" if np.any(np.isnan(block)) else "infinity"
         raise _SchemaError(f"Partition {index} contains {kind}: the private data must be finite "
@@ -396,12 +403,9 @@ def _check_partition(index: int, X, y, w, max_weight, classes, numeric_y=False) 
     if y is not None:
         y = np.asarray(y)
         if numeric_y and y.dtype.kind not in "fciub":
-            try:  # a regressor's labels: strings such as "n/a" fail here, not mid-stream
-                y, numeric = y.astype(np.float64), True
-            except (TypeError, ValueError):
-                numeric = False
-            if not numeric:
-                raise _SchemaError(f"Partition {index} of y holds values that are not numbers.")
+            # A regressor's labels: strings such as "n/a" fail here, not mid-stream.
+            y = as_float64(y, _SchemaError(f"Partition {index} of y holds values that are not "
+                                           "numbers."))
         if y.dtype.kind in "fc":
             _check_block(y, index)
         elif y.dtype.kind == "O" and any(v is None or v != v for v in y.ravel()):

@@ -23,7 +23,15 @@ import numpy as np
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from sklearn.utils.validation import validate_data
 
-from skdp.utils._dask import _SchemaError, compute, in_memory, is_dask, read, validate_dask
+from skdp.utils._dask import (
+    _SchemaError,
+    as_float64,
+    compute,
+    in_memory,
+    is_dask,
+    read,
+    validate_dask,
+)
 
 __all__ = ["MAX_ABS", "check_bounds", "check_sample_weight", "check_stream_weights",
            "float_rows", "validate_new_rows", "validate_private"]
@@ -267,13 +275,8 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
 def _weight_block(w, max_weight, index, rows=False):
     if np.iscomplexobj(w):
         raise _SchemaError(f"sample_weight: partition {index} holds complex numbers.")
-    try:
-        w, numeric = np.asarray(w, dtype=np.float64), True
-    except (TypeError, ValueError):  # numpy's message would quote the value: raised below,
-        numeric = False              # so that no __context__ keeps it
-    if not numeric:
-        raise _SchemaError(f"sample_weight: partition {index} holds values that are not "
-                           "numbers.")
+    w = as_float64(w, _SchemaError(f"sample_weight: partition {index} holds values that are "
+                                   "not numbers."))
     if not np.all(np.isfinite(w)):
         raise _SchemaError(f"sample_weight: partition {index} contains NaN or infinite values.")
     if np.any(w < 0):
