@@ -10,9 +10,12 @@ and the share of fits that raised the clipping warning (``clip warn``).
 
 By default skdp's own plan: a private Gram matrix, which at this n and
 budget resolves no direction, so the fit sets it aside and runs without a
-preconditioner, at step 0.25 (when the Gram's preconditioner was used, the
-declared clip norm bounded the preconditioned gradients ``||P z_i r_i||``,
-about 3 times the paper's clip on these rows). With
+preconditioner, at the step that keeps the run's total time (step times
+iterations, about 25 here) where the noise's wander of the gradient norms
+stays within half the clip norm; independent runs keep step 0.25 (when the
+Gram's preconditioner was used, the declared clip norm bounded the
+preconditioned gradients ``||P z_i r_i||``, about 3 times the paper's clip
+on these rows). With
 ``--paper``, the paper's algorithm: no preconditioner (``gram_share=0``, so
 the clip bounds the raw gradients ``||x_i r_i||`` as in the paper), step
 0.25, burn-in 20.

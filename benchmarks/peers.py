@@ -196,12 +196,15 @@ def main():
     print_table(f"Regression: median R^2 on the table over {args.seeds} seeds (declared bounds), "
                 "and median seconds per fit", ["table", "group", "n", "eps", "OLS"] + reg_names
                 + seconds, reg_rows)
-    print_table(f"PCA: median share of the top-{K} variance captured over {args.pca_seeds} "
-                "seeds (standardised columns), and median seconds per fit",
-                ["table", "group", "n", "p", "eps"] + pca_names + [f"s {m}" for m in pca_names],
-                pca_rows)
+    if pca_rows:  # none with --pca-seeds 0
+        print_table(f"PCA: median share of the top-{K} variance captured over {args.pca_seeds} "
+                    "seeds (standardised columns), and median seconds per fit",
+                    ["table", "group", "n", "p", "eps"] + pca_names
+                    + [f"s {m}" for m in pca_names], pca_rows)
     for rows, names, what in ((reg_rows, reg_names, "regression R^2"),
                               (pca_rows, pca_names, "PCA share")):
+        if not rows:
+            continue
         for eps in (1.0, 10.0):
             cells = [r for r in rows if r[3 if what.startswith("regression") else 4] == eps]
             # Medians over the cells where every method finished (a timed-out one has nan),

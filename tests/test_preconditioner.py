@@ -6,6 +6,7 @@ import pytest
 from skdp.linear_model._preconditioner import (
     burn_in_steps,
     gram_preconditioner,
+    plain_time,
     plan_steps,
     smallest_eigenvalue,
 )
@@ -88,3 +89,38 @@ def test_a_flat_spectrum_plans_with_its_true_contraction():
     pre = gram_preconditioner(gram, sigma * n, n)
     true = np.linalg.eigvalsh(pre.root @ np.eye(q) @ pre.root)[0]
     assert pre.min_eigenvalue == pytest.approx(true, rel=0.25)
+
+
+def test_plain_time_closed_form():
+    # K = 2 (n mu / (4 W))**2 / (m q), clipped to [20, 50]: 2 (400 * 0.2 / 4)**2 / 36 = 22.2.
+    assert plain_time(400, 6, 0.2) == pytest.approx(800 / 36)
+    assert plain_time(400, 6, 0.2, row_moment=2.0) == 50.0  # 66.7, at most 50
+    assert plain_time(100, 6, 0.2) == 20.0  # 1.4, at least 20
+    assert plain_time(400, 6, 0.2, max_weight=2.0, limits=(1.0, 100.0)) == pytest.approx(200 / 36)
+
+
+def test_plain_time_keeps_the_gradient_wander_within_half_the_clip():
+    # The derivation, simulated: the linear recursion of a plain run's error,
+    # delta <- delta - eta (H delta + noise), noise std s = sqrt(T) 2 C / (n mu)
+    # per coordinate, T = 200 steps at eta = K / T. Over the rows and the kept
+    # steps the root-mean-square of ||z_i|| |z_i' delta| should be C / 2. Two
+    # approximations of the derivation make it larger: for Gaussian rows
+    # E ||z||**2 (z'u)**2 = (q + 2) ||u||**2 (the derivation takes q: a factor
+    # sqrt(8 / 6) = 1.15 at q = 6), and the stationary variance is eta s**2 /
+    # (lambda (2 - eta lambda)), not eta s**2 / (2 lambda) (a factor up to
+    # 1 / sqrt(1 - 0.11 / 2) = 1.03 at eta lambda <= 0.11). The sampling
+    # error of the mean square over 400 rows and 150 correlated steps is a few
+    # percent, so the ratio to C / 2 lies within [1.0, 1.35].
+    rng = np.random.default_rng(0)
+    n, q, mu, C, T = 400, 6, 0.2, 1.0, 200
+    Z = np.column_stack([rng.normal(size=(n, q - 1)), np.ones(n)])
+    H = Z.T @ Z / n
+    K = plain_time(n, q, mu, row_moment=float(np.trace(H)), limits=(0.0, np.inf))
+    eta, s = K / T, np.sqrt(T) * 2 * C / (n * mu)
+    delta, wander = np.zeros(q), []
+    for t in range(T):
+        delta = delta - eta * (H @ delta + rng.normal(scale=s, size=q))
+        if t >= 50:
+            wander.append(np.linalg.norm(Z, axis=1) * np.abs(Z @ delta))
+    ratio = np.sqrt(np.mean(np.square(wander))) / (C / 2)
+    assert 1.0 <= ratio <= 1.35

@@ -41,7 +41,13 @@ from skdp.linear_model._intervals import (
     t_bounds,
     t_interval,
 )
-from skdp.linear_model._preconditioner import gram_preconditioner, max_steps, noise_norm, plan_steps
+from skdp.linear_model._preconditioner import (
+    gram_preconditioner,
+    max_steps,
+    noise_norm,
+    plain_time,
+    plan_steps,
+)
 from skdp.linear_model._private_bounds import (
     GRID,
     private_quantile,
@@ -86,11 +92,20 @@ CLIP_QUANTILE_PART = 0.5
 #: coefficients of the model-based standard errors, and of the test whether the Gram
 #: resolves any direction at all (the ridge uses 6).
 CURVATURE_MARGIN = 3.0
-#: Step size without a preconditioner (``gram_share=0``, or a Gram matrix that resolves
-#: no direction): Brown et al. 2024's step for unit feature covariance.
-PLAIN_STEP = 0.25
-#: Steps (and burn-in) without a preconditioner, whose plan needs the Gram matrix.
-PLAIN_STEPS, PLAIN_BURN_IN = 200, 20
+#: Steps without a preconditioner (``gram_share=0``, or a Gram matrix that resolves no
+#: direction), whose plan needs the Gram matrix.
+PLAIN_STEPS = 200
+#: The plain run's total time ``K = steps * step`` lies in this range: at most 50
+#: (Brown et al. 2024's step 0.25 for unit feature covariance over 200 steps), less
+#: where the noise would make the gradient norms wander past half the clip norm
+#: (:func:`~skdp.linear_model._preconditioner.plain_time`), and at least 20: its
+#: burn-in and ten batches of 1.5 time units each.
+PLAIN_TIME = (20.0, 50.0)
+#: The largest plain step (Brown et al. 2024's, for unit feature covariance).
+PLAIN_MAX_STEP = 0.25
+#: The plain run's burn-in, in time units (step times steps): e^-5 of the start's error
+#: is left in a unit-curvature direction; 20 steps at step 0.25, 50 at 0.1.
+PLAIN_BURN_TIME = 5.0
 #: Share of the start's error an estimate may keep in a direction (``g`` of
 #: :func:`weighted_covariance`) before a plan cut by the noise warns. The AR(1) model
 #: puts the start's error at about one standard error of the estimate or less on the
@@ -148,7 +163,7 @@ class _Data(NamedTuple):
     bx: object
     by: object
     declared: bool
-    eta: float
+    eta: float | None  # the step, set once the Gram matrix is released
     scaling: object
 
 
@@ -166,6 +181,7 @@ class _GramRelease(NamedTuple):
     leverage: object
     unresolved: list
     warned: dict  # the collinearity warning's message under 'unresolved', if raised
+    row_moment: float | None  # trace of A_hat, the rows' mean ||z_i||**2 (None without one)
 
 
 class _Steps(NamedTuple):
@@ -357,10 +373,15 @@ clip_norm : float or None, default=None
     ``max(0.5, 1 - 4 sigma / n)`` with sigma the noise std of its counts.
 learning_rate : float or None, default=None
     Step size in the preconditioned coordinates. None: 1.0 (a Newton step:
-    the preconditioned Hessian has its eigenvalues in (0, 1]); 0.25 (Brown et
-    al. 2024's step for unit feature covariance) without a preconditioner
-    (``gram_share=0``, or a Gram matrix that resolves no direction: see
-    Notes, *Convergence*).
+    the preconditioned Hessian has its eigenvalues in (0, 1]). Without a
+    preconditioner (``gram_share=0``, or a Gram matrix that resolves no
+    direction: see Notes, *Convergence*), ``K / 200`` for the run's 200
+    steps, where the time ``K = 2 (n mu_gd / (4 W))**2 / (m q)``, within
+    [20, 50], keeps the noise's wander of the gradient norms within half
+    the clip norm (m the rows' mean squared norm, from the private Gram
+    matrix's trace; q without one): 0.25, Brown et al. 2024's step for unit
+    feature covariance, on large tables, and down to 0.1 on small ones at
+    small budgets (Notes, *Convergence*).
 n_iter : int or None, default=None
     Total number of gradient steps, over all runs for
     ``ci_method='independent_runs'``. None: planned from the private Gram
@@ -369,7 +390,8 @@ n_iter : int or None, default=None
     ``(n mu_gd / (2 W sqrt(q)))**2 * 2 a`` with a the typical contraction
     of a step, at most 1/2 (beyond, the noise alone would push the
     gradients past the clip norm) and ``1.5e9 / (n q)`` (a time budget);
-    200 without a preconditioner (for independent runs, m runs of 38).
+    200 without a preconditioner (for independent runs, m runs of its
+    burn-in plus ``(200 - burn_in) // m``).
     More steps do not cost privacy
     (the noise per step grows as ``sqrt(n_iter)``) but time.
 fit_intercept : bool, default=True
@@ -387,7 +409,8 @@ n_batches : int, default=10
     freedom); at least 2.
 burn_in : int or None, default=None
     Iterates discarded at the start of every run. None: planned with
-    ``n_iter`` (20 without a preconditioner).
+    ``n_iter``; without a preconditioner 5 time units (``ceil(5 /
+    learning_rate)`` steps, between 20 and 50).
 gram_share : float, default=0.1
     Share of the budget, as a fraction of ``mu**2``, spent on a private Gram
     matrix of the rows ``(x_i, 1, y_i)`` (clipped to ``norm_bound``). It gives
@@ -611,8 +634,19 @@ directions the data barely determine, an error that the short run the
 noise allows does not forget and that the standard errors cannot see
 (estimated from an estimate shrunk the same way, they covered one
 coefficient only 3-53%% of the time on four public tables). The steps then run as
-with ``gram_share=0`` (P = I, from 0, step 0.25, 200 steps): wider, honest
-intervals (``preconditioned_`` is False, and the summary says so). The
+with ``gram_share=0`` (P = I, from 0, 200 steps): wider, honest
+intervals (``preconditioned_`` is False, and the summary says so). Such a
+plain run's noise makes a row's gradient norm wander by about ``2 W C
+sqrt(m q K / 2) / (n mu_gd)`` (m the rows' mean squared norm), which at a
+fixed number of steps grows with the run's total time K (steps times
+step), not with the step alone; its step keeps K where that wander stays
+within half the clip norm, between 20 and 50 (see ``learning_rate``).
+At K = 50 (step 0.25) on tables of a few hundred rows at epsilon 1 the
+wander reached the clip, so the clipping acted on most steps and the
+mean iterate was noisier: standardised diabetes and Boston had 25%% and
+36%% of their rows clipped at the final estimate, against 9%% and 18%% at
+K = 20 (10 fits each), and the rule narrowed the intervals of 17 such cells of the
+calibration suite by a quarter to a half, at the same coverage. The
 Gram's share is spent all the same, and so is the population share: the
 meat is drawn as planned, but with no resolved direction the sandwich
 would take its bread from the noise, so population intervals are
@@ -786,9 +820,23 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "bounds_y (or norm_bound) and clip_norm, or raise epsilon.")
         return shares
 
-    def _step_size(self, preconditioned: bool) -> float:
-        """The step: ``learning_rate``, else 1 (a Newton step) with the Gram's preconditioner."""
-        return self.learning_rate or (1.0 if preconditioned else PLAIN_STEP)
+    def _step_size(self, preconditioned: bool, plain: float | None = None) -> float:
+        """The step: ``learning_rate``, else 1 (a Newton step) with the Gram's preconditioner.
+
+        Without it, ``plain`` (:meth:`_plain_step`).
+        """
+        return self.learning_rate or (1.0 if preconditioned else plain)
+
+    def _plain_step(self, time: float) -> float:
+        """The step of a plain run of total time ``time`` over ``n_iter`` (or 200) steps.
+
+        Independent runs keep the largest step: their m burn-ins alone take
+        ``5 m`` time units, beyond any bound on the time, and a smaller step
+        would only shorten what each run keeps.
+        """
+        if self.ci_method == "independent_runs":
+            return PLAIN_MAX_STEP
+        return min(PLAIN_MAX_STEP, time / (self.n_iter or PLAIN_STEPS))
 
     def _plan(self, min_eigenvalue: float | None, learning_rate: float,
               cap: int | None = None, step_noise: float | None = None,
@@ -806,7 +854,12 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         m = self.n_batches
         runs = m if self.ci_method == "independent_runs" else 1
         if min_eigenvalue is None:
-            burn, total, wanted = PLAIN_BURN_IN, PLAIN_STEPS, PLAIN_STEPS
+            # PLAIN_BURN_TIME time units: 20 steps at step 0.25, at most 50 of 200 steps
+            # (the burn-in at the smallest plain time), or a quarter of n_iter.
+            low, high = (PLAIN_BURN_TIME * PLAIN_STEPS / t for t in reversed(PLAIN_TIME))
+            high = max(high, (self.n_iter or 0) / 4)
+            burn = int(min(max(math.ceil(PLAIN_BURN_TIME / learning_rate - 1e-9), low), high))
+            total = wanted = PLAIN_STEPS
         else:
             if runs > 1:
                 step_noise = pilot_risk = None
@@ -868,7 +921,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         spent, rng = self._charge(mu)
         # The releases, in the order of the class Notes (each stage states its sensitivity).
         gram = self._release_gram(data, mus, rng)
-        data = data._replace(eta=self._step_size(gram.pre is not None))
+        plain = self._plain_step(plain_time(data.n, data.q, mus["gradient_descent"], data.W,
+                                            PLAIN_TIME, gram.row_moment))
+        data = data._replace(eta=self._step_size(gram.pre is not None, plain))
         clip = self._release_clip_norm(data, gram, mus, rng)
         steps = self._release_steps(data, gram, clip, mus, rng)
         # Post-processing of the steps: the estimate and its standard errors, whose
@@ -918,18 +973,19 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         by = check_bounds(self.bounds_y, 1, "bounds_y")
         declared = self.norm_bound is not None or (bx is not None and by is not None)
         self._shares(declared or self.gram_share == 0)
-        eta = self._step_size(self.gram_share > 0)
         # Errors of n_iter / burn_in / n_batches do not depend on the private plan:
         # raise them before any budget is charged, for a plan with the Gram matrix and
-        # for one without (a Gram matrix that resolves no direction is set aside).
+        # for one without (a Gram matrix that resolves no direction is set aside), at
+        # both ends of the plain step (whose burn-in falls as the step grows).
         if self.gram_share > 0:
-            self._plan(1.0, eta)
-        self._plan(None, self._step_size(False))
+            self._plan(1.0, self._step_size(True))
+        for time in PLAIN_TIME:
+            self._plan(None, self._step_size(False, self._plain_step(time)))
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)
         if is_dask(X):  # every step reads the rows: keep them (scaled) on the workers
             X, y, w = _persist(X, y, w)
-        return _Data(X, y, w, W, n, p, q, bx, by, declared, eta, scaling)
+        return _Data(X, y, w, W, n, p, q, bx, by, declared, None, scaling)
 
     def _release_gram(self, data: _Data, mus: dict, rng) -> _GramRelease:
         """Releases 1-2: row and label bounds (unless declared) and the Gram matrix.
@@ -941,7 +997,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         """
         X, y, q = data.X, data.y, data.q
         pre, norm_bound, label_bound, entry_std = None, self.norm_bound, 1.0, None
-        unresolved, warned = [], {}
+        unresolved, warned, row_moment = [], {}, None
         if self.gram_share > 0:
             if norm_bound is None and data.bx is not None and data.by is not None:
                 norm_bound = math.sqrt(q)
@@ -962,6 +1018,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             pre = gram_preconditioner(gram * np.outer(scale, scale),
                                       gram_std * norm_bound**2, data.n, gram_std * label_bound**2)
             unresolved, warned = self._warn_unresolved(pre, entry_std, q)
+            # Its trace estimates the rows' mean squared norm (noise std sqrt(q)
+            # entry stds; floored there), which sets a plain run's step.
+            row_moment = max(float(np.trace(gram[:q, :q])) * norm_bound**2 / data.n,
+                             math.sqrt(q) * entry_std)
         if pre is not None and not np.any(
                 pre.eigenvalues > noise_norm(entry_std, q, CURVATURE_MARGIN)):
             # No eigenvalue clears the noise (small tables at small budgets): the Gram
@@ -975,7 +1035,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if is_dask(lev):
             (lev,) = _persist(lev)
         return _GramRelease(pre, root, norm_bound, label_bound, entry_std, lev, unresolved,
-                            warned)
+                            warned, row_moment)
 
     def _release_clip_norm(self, data: _Data, gram: _GramRelease, mus: dict, rng) -> float:
         """Release 3: the clip norm, from a private quantile of the gradient norms at the pilot.
