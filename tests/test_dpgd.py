@@ -594,24 +594,30 @@ def test_a_gram_that_resolves_nothing_is_set_aside_and_the_intervals_cover():
     # 2.1-3.2 sd below the measured values, far above the shrunk pilot's.
     X, y = _carseats_like()
     ls = _ols(X, y)
-    hits, plain = [], []
+    hits, plain, times = [], [], []
     for seed in range(40):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             reg = DPLinearRegressionGD(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-3, 3),
                                        random_state=seed).fit(X, y)
-        # The plain run's step: its time (in [20, 50], here mostly 50: the rows'
-        # mean squared norm is about 2.8) over 200 steps, and a burn-in of 5 time units.
+        # The plain run's step: its time K over 200 steps, and a burn-in of 5 time units.
         assert not reg.preconditioned_ and 0.1 <= reg.learning_rate_ <= 0.25
         assert reg.burn_in_ == math.ceil(5 / reg.learning_rate_ - 1e-9)
+        times.append(200 * reg.learning_rate_)
         assert reg.n_iter_ == reg.planned_n_iter_ == 200
         ci = reg.conf_int(0.1)
         hits.append((ci[:, 0] <= ls) & (ls <= ci[:, 1]))
         if reg.fit_warnings_.get("not_converged", "").startswith("After 200 plain steps"):
             plain.append(reg)
     assert np.mean(hits, axis=0).min() >= 0.7
-    # The plain steps' convergence check (it fires in 39 of these 40 fits: the
-    # weak direction contracts slowly at step 0.25), and its note.
+    # The time comes from the Gram's trace: columns in [-1, 1] have a mean squared
+    # row norm of about 2.6, well below q = 6, so most runs keep K = 50 (mean 45
+    # over these fits; the trace's noise std is about 1.4). Taking m = q, as for
+    # standardised columns, gave K = 22 in every fit and covered the pair 0.73
+    # and 0.63: the weak direction needs the time.
+    assert np.mean(times) >= 35
+    # The plain steps' convergence check (it fires in most of these fits: the
+    # weak direction contracts slowly), and its note.
     assert plain and any("after 200 plain steps" in note
                          for note in plain[0].summary().attrs["notes"])
     assert any("resolved none of its directions" in note
@@ -634,16 +640,48 @@ def test_the_plain_step_keeps_the_noise_within_the_clip():
     X, y = (X - X.mean(axis=0)) / X.std(axis=0), (y - y.mean()) / y.std()
     Z = np.column_stack([X, np.ones(400)])
     ls = np.linalg.lstsq(Z, y, rcond=None)[0]
-    log_ratio = []
+    log_ratio, clipped = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(30):
             fits = [DPLinearRegressionGD(epsilon=1.0, random_state=seed, learning_rate=rate)
                     .fit(X, y) for rate in (None, 0.25)]
             assert not fits[0].preconditioned_
-            mse = [np.mean((Z @ (np.append(f.coef_, f.intercept_) - ls)) ** 2) for f in fits]
+            thetas = [np.append(f.coef_, f.intercept_) for f in fits]
+            mse = [np.mean((Z @ (theta - ls)) ** 2) for theta in thetas]
             log_ratio.append(np.log(mse[0] / mse[1]))
+            # Rows whose gradient is clipped at the final estimate (read without
+            # privacy, to check the mechanism).
+            share = [np.mean(np.linalg.norm(Z, axis=1) * np.abs(Z @ theta - y) > f.clip_norm_)
+                     for theta, f in zip(thetas, fits)]
+            clipped.append(share[0] - share[1])
     assert np.mean(log_ratio) < -0.15
+    # 1.8% of the rows against 3.5%: a difference of -0.017 with standard error
+    # 0.0057 over the 30 pairs; -0.003 is 2.4 standard errors above it, and 0
+    # (step 0.25 against itself) fails.
+    assert np.mean(clipped) < -0.003
+
+
+def test_the_plain_step_without_a_gram_with_n_iter_and_many_batches():
+    # gram_share=0: nothing estimates the rows' mean squared norm, so the step
+    # stays 0.25 (burn-in 20). A given n_iter keeps the run's time: step
+    # K / n_iter, burn-in 5 time units up to n_iter / 4. Many batches shorten
+    # the planned burn-in (not below 20), as before the step rule: n_batches
+    # 170 of 200 steps is accepted.
+    X, y = _carseats_like()
+    kw = dict(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-3, 3), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = DPLinearRegressionGD(gram_share=0.0, population_share=0.0, **kw).fit(X, y)
+        assert (plain.learning_rate_, plain.burn_in_, plain.n_iter_) == (0.25, 20, 200)
+        for n_iter in (1000, 60):
+            reg = DPLinearRegressionGD(n_iter=n_iter, **kw).fit(X, y)
+            assert not reg.preconditioned_ and reg.n_iter_ == n_iter
+            assert min(0.25, 20 / n_iter) - 1e-12 <= reg.learning_rate_ <= min(0.25, 50 / n_iter) + 1e-12
+            expected = min(max(math.ceil(5 / reg.learning_rate_ - 1e-9), 20), max(50, n_iter / 4))
+            assert reg.burn_in_ == min(expected, n_iter - 10)
+        many = DPLinearRegressionGD(n_batches=170, **kw).fit(X, y)
+        assert not many.preconditioned_ and many.burn_in_ <= 30 and many.estimates_.shape[0] == 170
 
 
 @pytest.mark.slow

@@ -108,19 +108,21 @@ def test_plain_time_keeps_the_gradient_wander_within_half_the_clip():
     # E ||z||**2 (z'u)**2 = (q + 2) ||u||**2 (the derivation takes q: a factor
     # sqrt(8 / 6) = 1.15 at q = 6), and the stationary variance is eta s**2 /
     # (lambda (2 - eta lambda)), not eta s**2 / (2 lambda) (a factor up to
-    # 1 / sqrt(1 - 0.11 / 2) = 1.03 at eta lambda <= 0.11). The sampling
-    # error of the mean square over 400 rows and 150 correlated steps is a few
-    # percent, so the ratio to C / 2 lies within [1.0, 1.35].
+    # 1 / sqrt(1 - 0.11 / 2) = 1.03 at eta lambda <= 0.11): 1.18 expected.
+    # One run's ratio has sd 0.078 (measured over 40 seeds: mean 1.165); the
+    # mean of 8 runs has sd 0.028, so [1.05, 1.30] is 4 sd either side.
     rng = np.random.default_rng(0)
     n, q, mu, C, T = 400, 6, 0.2, 1.0, 200
-    Z = np.column_stack([rng.normal(size=(n, q - 1)), np.ones(n)])
-    H = Z.T @ Z / n
-    K = plain_time(n, q, mu, row_moment=float(np.trace(H)), limits=(0.0, np.inf))
-    eta, s = K / T, np.sqrt(T) * 2 * C / (n * mu)
-    delta, wander = np.zeros(q), []
-    for t in range(T):
-        delta = delta - eta * (H @ delta + rng.normal(scale=s, size=q))
-        if t >= 50:
-            wander.append(np.linalg.norm(Z, axis=1) * np.abs(Z @ delta))
-    ratio = np.sqrt(np.mean(np.square(wander))) / (C / 2)
-    assert 1.0 <= ratio <= 1.35
+    ratios = []
+    for _ in range(8):
+        Z = np.column_stack([rng.normal(size=(n, q - 1)), np.ones(n)])
+        H = Z.T @ Z / n
+        K = plain_time(n, q, mu, row_moment=float(np.trace(H)), limits=(0.0, np.inf))
+        eta, s = K / T, np.sqrt(T) * 2 * C / (n * mu)
+        delta, wander = np.zeros(q), []
+        for t in range(T):
+            delta = delta - eta * (H @ delta + rng.normal(scale=s, size=q))
+            if t >= 50:
+                wander.append(np.linalg.norm(Z, axis=1) * np.abs(Z @ delta))
+        ratios.append(np.sqrt(np.mean(np.square(wander))) / (C / 2))
+    assert 1.05 <= np.mean(ratios) <= 1.30

@@ -373,15 +373,17 @@ clip_norm : float or None, default=None
     ``max(0.5, 1 - 4 sigma / n)`` with sigma the noise std of its counts.
 learning_rate : float or None, default=None
     Step size in the preconditioned coordinates. None: 1.0 (a Newton step:
-    the preconditioned Hessian has its eigenvalues in (0, 1]). Without a
-    preconditioner (``gram_share=0``, or a Gram matrix that resolves no
-    direction: see Notes, *Convergence*), ``K / 200`` for the run's 200
-    steps, where the time ``K = 2 (n mu_gd / (4 W))**2 / (m q)``, within
-    [20, 50], keeps the noise's wander of the gradient norms within half
-    the clip norm (m the rows' mean squared norm, from the private Gram
-    matrix's trace; q without one): 0.25, Brown et al. 2024's step for unit
-    feature covariance, on large tables, and down to 0.1 on small ones at
-    small budgets (Notes, *Convergence*).
+    the preconditioned Hessian has its eigenvalues in (0, 1]). When a
+    released Gram matrix resolves no direction (see Notes, *Convergence*),
+    ``K / n_iter`` (``n_iter`` 200 by default), at most 0.25, where the
+    run's time ``K = 2 (n mu_gd / (4 W))**2 / (m q)``, within [20, 50],
+    keeps the noise's wander of the gradient norms within half the clip
+    norm (m the rows' mean squared norm, from the Gram matrix's trace):
+    over 200 steps 0.1 on tables of a few hundred rows at epsilon 1 and
+    0.25, Brown et al. 2024's step for unit feature covariance, on larger
+    ones. With ``gram_share=0`` (no estimate of m) and for
+    ``ci_method='independent_runs'`` (whose m burn-ins alone take 5 m time
+    units): 0.25.
 n_iter : int or None, default=None
     Total number of gradient steps, over all runs for
     ``ci_method='independent_runs'``. None: planned from the private Gram
@@ -410,7 +412,8 @@ n_batches : int, default=10
 burn_in : int or None, default=None
     Iterates discarded at the start of every run. None: planned with
     ``n_iter``; without a preconditioner 5 time units (``ceil(5 /
-    learning_rate)`` steps, between 20 and 50).
+    learning_rate)`` steps, at least 20 and at most 50 or ``n_iter / 4``,
+    and short enough to leave ``n_batches`` iterates).
 gram_share : float, default=0.1
     Share of the budget, as a fraction of ``mu**2``, spent on a private Gram
     matrix of the rows ``(x_i, 1, y_i)`` (clipped to ``norm_bound``). It gives
@@ -639,8 +642,13 @@ intervals (``preconditioned_`` is False, and the summary says so). Such a
 plain run's noise makes a row's gradient norm wander by about ``2 W C
 sqrt(m q K / 2) / (n mu_gd)`` (m the rows' mean squared norm), which at a
 fixed number of steps grows with the run's total time K (steps times
-step), not with the step alone; its step keeps K where that wander stays
-within half the clip norm, between 20 and 50 (see ``learning_rate``).
+step), not with the step alone; after a Gram matrix set aside, its step
+keeps K where that wander stays within half the clip norm, between 20 and
+50 (see ``learning_rate``; m
+comes from the Gram's noisy trace, so on a few hundred rows K varies
+between fits, and with sample weights below 1 the wander is larger than
+the rule assumes, by the inverse of the mean weight, which it does not
+know).
 At K = 50 (step 0.25) on tables of a few hundred rows at epsilon 1 the
 wander reached the clip, so the clipping acted on most steps and the
 mean iterate was noisier: standardised diabetes and Boston had 25%% and
@@ -827,6 +835,17 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         """
         return self.learning_rate or (1.0 if preconditioned else plain)
 
+    def _plain_time(self, data: _Data, gram: _GramRelease, mu: float) -> float:
+        """The plain run's total time K (:func:`plain_time`), from the Gram's trace.
+
+        Without a Gram matrix (``gram_share=0``) the largest, 50: nothing
+        estimates the rows' mean squared norm, and q, its bound for columns
+        in [-1, 1], shortened runs that had time to spare.
+        """
+        if gram.row_moment is None:
+            return PLAIN_TIME[1]
+        return plain_time(data.n, data.q, mu, data.W, PLAIN_TIME, gram.row_moment)
+
     def _plain_step(self, time: float) -> float:
         """The step of a plain run of total time ``time`` over ``n_iter`` (or 200) steps.
 
@@ -860,6 +879,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             high = max(high, (self.n_iter or 0) / 4)
             burn = int(min(max(math.ceil(PLAIN_BURN_TIME / learning_rate - 1e-9), low), high))
             total = wanted = PLAIN_STEPS
+            if runs == 1 and self.n_iter is None and self.burn_in is None:
+                # Many batches: a shorter burn-in (not below 20), as before the step rule.
+                burn = min(burn, max(int(low), total - m))
         else:
             if runs > 1:
                 step_noise = pilot_risk = None
@@ -921,8 +943,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         spent, rng = self._charge(mu)
         # The releases, in the order of the class Notes (each stage states its sensitivity).
         gram = self._release_gram(data, mus, rng)
-        plain = self._plain_step(plain_time(data.n, data.q, mus["gradient_descent"], data.W,
-                                            PLAIN_TIME, gram.row_moment))
+        plain = self._plain_step(self._plain_time(data, gram, mus["gradient_descent"]))
         data = data._replace(eta=self._step_size(gram.pre is not None, plain))
         clip = self._release_clip_norm(data, gram, mus, rng)
         steps = self._release_steps(data, gram, clip, mus, rng)
@@ -979,7 +1000,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         # both ends of the plain step (whose burn-in falls as the step grows).
         if self.gram_share > 0:
             self._plan(1.0, self._step_size(True))
-        for time in PLAIN_TIME:
+        for time in (PLAIN_TIME if self.gram_share > 0 else PLAIN_TIME[1:]):
             self._plan(None, self._step_size(False, self._plain_step(time)))
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)
