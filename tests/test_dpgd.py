@@ -614,7 +614,7 @@ def test_a_gram_that_resolves_nothing_is_set_aside_and_the_intervals_cover():
     # row norm of about 2.6, well below q = 6, so most runs keep K = 50 (mean 45
     # over these fits; the trace's noise std is about 1.4). Taking m = q, as for
     # standardised columns, gave K = 22 in every fit and covered the pair 0.73
-    # and 0.63: the weak direction needs the time.
+    # and 0.63: the weak direction needs the time (this guards against that rule).
     assert np.mean(times) >= 35
     # The plain steps' convergence check (it fires in most of these fits: the
     # weak direction contracts slowly), and its note.
@@ -664,16 +664,19 @@ def test_the_plain_step_keeps_the_noise_within_the_clip():
 
 def test_the_plain_step_without_a_gram_with_n_iter_and_many_batches():
     # gram_share=0: nothing estimates the rows' mean squared norm, so the step
-    # stays 0.25 (burn-in 20). A given n_iter keeps the run's time: step
-    # K / n_iter, burn-in 5 time units up to n_iter / 4. Many batches shorten
+    # stays 0.25 (burn-in 20), with any n_iter. A given n_iter keeps the run's
+    # time: step K / n_iter (at most 0.25, which n_iter = 60 pins), burn-in 5
+    # time units up to n_iter / 4. Many batches shorten
     # the planned burn-in (not below 20), as before the step rule: n_batches
     # 170 of 200 steps is accepted.
     X, y = _carseats_like()
     kw = dict(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-3, 3), random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plain = DPLinearRegressionGD(gram_share=0.0, population_share=0.0, **kw).fit(X, y)
-        assert (plain.learning_rate_, plain.burn_in_, plain.n_iter_) == (0.25, 20, 200)
+        for n_iter in (None, 1000):
+            plain = DPLinearRegressionGD(gram_share=0.0, population_share=0.0, n_iter=n_iter,
+                                         **kw).fit(X, y)
+            assert (plain.learning_rate_, plain.burn_in_) == (0.25, 20)
         for n_iter in (1000, 60):
             reg = DPLinearRegressionGD(n_iter=n_iter, **kw).fit(X, y)
             assert not reg.preconditioned_ and reg.n_iter_ == n_iter

@@ -378,10 +378,10 @@ learning_rate : float or None, default=None
     ``K / n_iter`` (``n_iter`` 200 by default), at most 0.25, where the
     run's time ``K = 2 (n mu_gd / (4 W))**2 / (m q)``, within [20, 50],
     keeps the noise's wander of the gradient norms within half the clip
-    norm (m the rows' mean squared norm, from the Gram matrix's trace):
-    over 200 steps 0.1 on tables of a few hundred rows at epsilon 1 and
-    0.25, Brown et al. 2024's step for unit feature covariance, on larger
-    ones. With ``gram_share=0`` (no estimate of m) and for
+    norm (m the rows' mean squared norm, from the Gram matrix's noisy
+    trace): over 200 steps 0.1-0.25 on tables of a few hundred rows at
+    epsilon 1 and 0.25, Brown et al. 2024's step for unit feature
+    covariance, on larger ones. With ``gram_share=0`` (no estimate of m) and for
     ``ci_method='independent_runs'`` (whose m burn-ins alone take 5 m time
     units): 0.25.
 n_iter : int or None, default=None
@@ -851,9 +851,10 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
 
         Independent runs keep the largest step: their m burn-ins alone take
         ``5 m`` time units, beyond any bound on the time, and a smaller step
-        would only shorten what each run keeps.
+        would only shorten what each run keeps. So does ``gram_share=0``,
+        where nothing estimates the rows' mean squared norm.
         """
-        if self.ci_method == "independent_runs":
+        if self.ci_method == "independent_runs" or self.gram_share == 0:
             return PLAIN_MAX_STEP
         return min(PLAIN_MAX_STEP, time / (self.n_iter or PLAIN_STEPS))
 
