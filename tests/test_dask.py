@@ -595,6 +595,23 @@ def test_a_read_error_of_dask_quotes_no_value(tmp_path, method):
         getattr(DPStandardScaler(bounds=(0, 100), random_state=0), method)(clean)
 
 
+def test_a_worker_failure_is_withheld_with_its_own_hint():
+    # A MemoryError names a block's shape (for read_csv, set by the rows' byte
+    # lengths) and a KilledWorker a task key (for an array made from memory, a
+    # hash of its bytes): withheld like a read error, with a hint about memory.
+    from skdp.utils._dask import read
+
+    killed = type("KilledWorker", (Exception,), {"__module__": "distributed.scheduler"})
+    for error in (MemoryError("Unable to allocate 1.2 GiB for an array with shape (1234567,)"),
+                  killed("Attempted to run task ('array-5d41402abc4b2a76', 0) on 3 workers")):
+        with pytest.raises(ValueError, match="ran out of memory or died") as info:
+            read(lambda error=error: (_ for _ in ()).throw(error))
+        assert "1234567" not in str(info.value) and "5d41402a" not in str(info.value)
+        assert info.value.__context__ is None
+    with pytest.raises(ValueError, match="dd.read_csv guesses"):
+        read(lambda: int("SSN-123"))
+
+
 def test_a_search_and_predict_on_a_dask_table_quote_no_value_either(tmp_path):
     # 23rd review: the search's length check, and predict's validation, computed a
     # Dask table outside the guard.

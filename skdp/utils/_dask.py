@@ -43,10 +43,20 @@ class _SchemaError(ValueError):
 
 
 _READ_FAILED = (
-    "Computing on the Dask collection failed ({}). Its message is withheld: Dask's read "
-    "errors can quote a value of the private data. A common cause: dd.read_csv guesses "
-    "column types from the first block, and a later block disagrees (pass dtype=... to "
-    "read_csv). To see the message, compute the collection yourself, outside skdp.")
+    "Computing on the Dask collection failed ({}). Its message is withheld: {} To see the "
+    "message, compute the collection yourself, outside skdp.")
+_READ_HINT = (
+    "Dask's read errors can quote a value of the private data. A common cause: dd.read_csv "
+    "guesses column types from the first block, and a later block disagrees (pass dtype=... "
+    "to read_csv).")
+#: Failures of the workers themselves, whose messages name no value but can name a task
+#: key (a hash of the data, for an array made from memory) or a block's shape (set by
+#: the rows' byte lengths, for read_csv).
+_RESOURCE_FAILURES = {"builtins.MemoryError", "distributed.scheduler.KilledWorker"}
+_RESOURCE_HINT = (
+    "the workers ran out of memory or died, and such messages can name a hash of the data "
+    "or a block's shape. Use smaller blocks (npartitions, blocksize) or more memory per "
+    "worker.")
 
 
 def read(call: Callable):
@@ -64,7 +74,8 @@ def read(call: Callable):
         raise
     except Exception as exc:
         failed = f"{type(exc).__module__}.{type(exc).__qualname__}"
-    raise ValueError(_READ_FAILED.format(failed))
+    hint = _RESOURCE_HINT if failed in _RESOURCE_FAILURES else _READ_HINT
+    raise ValueError(_READ_FAILED.format(failed, hint))
 
 
 def compute(*collections):
