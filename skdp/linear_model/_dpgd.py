@@ -642,19 +642,18 @@ intervals (``preconditioned_`` is False, and the summary says so). Such a
 plain run's noise makes a row's gradient norm wander by about ``2 W C
 sqrt(m q K / 2) / (n mu_gd)`` (m the rows' mean squared norm), which at a
 fixed number of steps grows with the run's total time K (steps times
-step), not with the step alone; after a Gram matrix set aside, its step
+step), not with the step alone. After a Gram matrix set aside, the step
 keeps K where that wander stays within half the clip norm, between 20 and
-50 (see ``learning_rate``; m
-comes from the Gram's noisy trace, so on a few hundred rows K varies
-between fits, and with sample weights below 1 the wander is larger than
-the rule assumes, by the inverse of the mean weight, which it does not
-know).
-At K = 50 (step 0.25) on tables of a few hundred rows at epsilon 1 the
-wander reached the clip, so the clipping acted on most steps and the
-mean iterate was noisier: standardised diabetes and Boston had 25%% and
-36%% of their rows clipped at the final estimate, against 9%% and 18%% at
-K = 20 (10 fits each), and the rule narrowed the intervals of 17 such cells of the
-calibration suite by a quarter to a half, at the same coverage. The
+50 (see ``learning_rate``). m comes from the Gram's noisy trace, so on a
+few hundred rows K varies between fits; with sample weights below 1 the
+wander is larger than the rule assumes, by the inverse of the mean
+weight, which it does not know. At K = 50 (step 0.25) on tables of a few
+hundred rows at epsilon 1 the wander reached the clip, so the clipping
+acted on most steps and the mean iterate was noisier: standardised
+diabetes and Boston had 25%% and 36%% of their rows clipped at the final
+estimate, against 9%% and 18%% at K = 20 (10 fits each), and the rule
+narrowed the intervals of 17 such cells of the calibration suite by a
+quarter to a half, at the same coverage. The
 Gram's share is spent all the same, and so is the population share: the
 meat is drawn as planned, but with no resolved direction the sandwich
 would take its bread from the noise, so population intervals are
