@@ -17,7 +17,8 @@ from skdp.utils._sklearn import HasMethods, Interval
 from skdp.utils._validation import validate_new_rows
 
 __all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
-           "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "check_stream_mode",
+           "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "check_stream_continues",
+           "fail_stream",
            "weight_bound"]
 
 
@@ -217,8 +218,15 @@ class LinearPredictMixin:
         return X @ self.coef_ + self.intercept_
 
 
-def check_stream_mode(state: dict) -> None:
-    """Refuse to continue a stream in another noise mode than the one it started in.
+def check_stream_continues(state: dict) -> None:
+    """Refuse to continue a stream that failed, or in another noise mode than its own.
+
+    A call that fails after drawing its noise (a floating-point overflow
+    found at the end of its steps) has advanced the stream's noise and can
+    have moved its optimizer's state with that call's rows: continuing would
+    take the stream past the steps its noise was calibrated for (a
+    correlated stream's horizon), and a retry with the same rows would use
+    them twice. Such a stream is marked by :func:`fail_stream` and ends there.
 
     A stream started in secure mode (exact discrete Gaussian releases, zCDP
     accounting) and continued outside would draw floating-point noise under a
@@ -229,11 +237,21 @@ def check_stream_mode(state: dict) -> None:
     state : dict
         The stream's state, with ``'secure'`` recorded at its first call.
     """
+    if state.get("failed", False):
+        raise ValueError("This stream's last call failed after drawing its noise, so the stream "
+                         "cannot continue (its noise and state already hold that call's steps). "
+                         "Call fit to start a new stream; it is charged anew.")
     started = bool(state.get("secure", False))
     if started != is_secure_mode():
         where = "inside" if started else "outside"
         raise ValueError(f"This stream started {where} secure mode; continue it {where} "
                          "secure mode too (or call fit to start a new one).")
+
+
+def fail_stream(state: dict, error: Exception) -> Exception:
+    """Mark ``state`` as failed (:func:`check_stream_continues`) and return ``error`` to raise."""
+    state["failed"] = True
+    return error
 
 
 class StreamStateMixin:

@@ -150,6 +150,32 @@ def test_partial_fit_continues_the_pass_without_new_charges():
         reg.partial_fit(X[:5000, :3], y[:5000])
 
 
+
+def test_a_failed_call_ends_the_stream(monkeypatch):
+    # A call whose iterates overflow has drawn its noise and seen its rows: the
+    # stream ends there (a retry with the same rows would use them twice). Only
+    # extreme parameters overflow, so the second call's iterates are made
+    # non-finite here.
+    X, y, _ = _sphere_data(20_000, 3, 1.0, 2)
+    reg = DPAMBSSGDRegressor(random_state=0).partial_fit(X[:10_000], y[:10_000])
+    coef, seen = reg.coef_.copy(), reg.n_samples_seen_
+    real = ambssgd_module.dp_ambssgd
+
+    def overflowing(*args, **kwargs):
+        iterates, clip_norms = real(*args, **kwargs)
+        return np.full_like(iterates, np.inf), clip_norms
+
+    monkeypatch.setattr(ambssgd_module, "dp_ambssgd", overflowing)
+    with pytest.raises(FloatingPointError, match="call fit again"):
+        reg.partial_fit(X[10_000:], y[10_000:])
+    monkeypatch.setattr(ambssgd_module, "dp_ambssgd", real)
+    with pytest.raises(ValueError, match="failed after drawing its noise"):
+        reg.partial_fit(X[10_000:], y[10_000:])
+    np.testing.assert_array_equal(reg.coef_, coef)
+    assert reg.n_samples_seen_ == seen
+    reg.fit(X, y)  # a new stream
+    assert reg.n_samples_seen_ == 20_000
+
 def test_fit_restarts_the_stream_and_charges_again():
     X, y, _ = _sphere_data(20_000, 3, 1.0, 2)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)

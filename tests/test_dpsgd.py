@@ -153,6 +153,40 @@ def test_correlated_stream_stops_at_its_horizon():
     DPSGDRegressor(random_state=0).fit(X, y).partial_fit(X, y)
 
 
+
+def test_a_failed_call_ends_the_stream():
+    # A partial_fit that overflows has drawn its correlated noise (and moved its
+    # optimizer) before it finds the overflow: the stream must not continue, or
+    # it would run past the horizon kappa was computed for (the privacy audit of
+    # session 22: two failed calls drew 6 noise steps under a horizon of 4, 4.4%
+    # more mu than claimed), and a retry would use the same rows twice.
+    X, y = np.ones((1, 1)), np.zeros(1)
+    kw = dict(epsilon=3.0, noise="nu", nu=0.0, n_steps=4, batch_size=1, learning_rate=1e308,
+              clip_norm=1.0, fit_intercept=False, average=0.0)
+    for seed in range(40):  # a seed whose first step stays finite and whose second does not
+        est = DPSGDRegressor(random_state=seed, **kw)
+        try:
+            est.fit(X, y)
+        except FloatingPointError:
+            continue
+        coef, steps = est.coef_.copy(), est.n_steps_
+        try:
+            est.partial_fit(X, y)
+        except FloatingPointError as error:
+            assert "call fit again" in str(error)
+            break
+    else:
+        pytest.fail("no seed overflowed on its second step")
+    for _ in range(3):
+        with pytest.raises(ValueError, match="failed after drawing its noise"):
+            est.partial_fit(X, y)
+    assert est._state["noise1"].n_steps_seen == 2  # nothing drawn after the failure
+    np.testing.assert_array_equal(est.coef_, coef)  # the last success's release stands
+    assert est.n_steps_ == steps
+    est.set_params(learning_rate=0.1).fit(X, y)  # a new stream, charged anew
+    est.partial_fit(X, y)
+    assert est.n_steps_ == 2
+
 def test_pickles_drop_the_secret_noise_state():
     X, y = _regression(n=500)
     est = DPSGDRegressor(noise="nu", random_state=0).fit(X, y)

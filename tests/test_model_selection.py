@@ -19,6 +19,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skdp.accounting import BudgetAccountant, BudgetExceededError, mu_from_epsilon_delta
 from skdp.base import DPEstimatorMixin
 from skdp.decomposition import DPPCA
+from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model import DPLinearRegressionGD, DPSGDClassifier
 from skdp.mechanisms import secure_mode
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
@@ -251,6 +252,36 @@ def test_the_refit_is_dry_run_at_its_own_share_before_any_charge():
         search.fit(X, y)
     assert acc.ledger == []
 
+
+
+def test_every_training_part_is_dry_run_before_the_charge():
+    # A classifier that reads its classes from the labels (classes=None) refuses a
+    # training part with one class. The dry runs used the smallest part only, so
+    # with the two rows of the minority class in two different folds one table
+    # was searched and its neighbour (one of the two relabelled) failed after the
+    # charge, in the part without the other (the privacy audit of session 22).
+    from skdp.mechanisms import make_rng
+    from skdp.model_selection._budget import splits
+    n, seed = 400, 3
+    X = np.random.default_rng(0).normal(size=(n, 2))
+    folds = splits(n, 4, make_rng(seed))  # the search's own split (public seed)
+    a, b = (int(np.min(validation)) for _, validation in folds[1:3])
+    y = np.zeros(n, dtype=int)
+    y[[a, b]] = 1
+    neighbour = y.copy()
+    neighbour[b] = 0
+    for labels, fails in ((y, False), (neighbour, True)):
+        acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+        search = DPGridSearchCV(DPSGDClassifier(clip_norm=1.0), {"learning_rate": [0.05, 0.1]},
+                                cv=4, epsilon=8.0, accountant=acc, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # classes=None's own
+            if fails:
+                with pytest.raises(ValueError, match="at least two classes"):
+                    search.fit(X, labels)
+            else:
+                search.fit(X, labels)
+        assert len(acc.ledger) == (0 if fails else 1)
 
 @pytest.mark.parametrize("first", [DPStandardScaler(bounds=(-4.0, 4.0)),
                                    DPPCA(n_components=2, norm_bound=4.0)])

@@ -15,7 +15,8 @@ from skdp.base import (
     DPEstimatorMixin,
     LinearPredictMixin,
     StreamStateMixin,
-    check_stream_mode,
+    check_stream_continues,
+    fail_stream,
 )
 from skdp.clipping import dp_stat, dp_stat_n_levels
 from skdp.clipping._clip import _clipped_gradient_sum  # X capped at entry
@@ -477,9 +478,11 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         total_n = state.get("n_tail", 0) + n_tail
         theta = total_sum / max(total_n, 1)
         if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(w))):
-            raise FloatingPointError(
+            raise fail_stream(state, FloatingPointError(
                 "Non-finite iterates (floating-point overflow). Inputs are capped and gradients "
-                "clipped, so only extreme parameters (learning_rate, clip_norm) can cause this.")
+                "clipped, so only extreme parameters (learning_rate, clip_norm) can cause this; "
+                "call fit again with other ones (a stream does not continue after a failed "
+                "call)."))
         return {**state, "w": w, "tail_sum": total_sum, "n_tail": total_n,
                 "clip_norms": clip_norms, "theta": theta,
                 "n_iter": state.get("n_iter", 0) + n_steps,
@@ -539,7 +542,7 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         X, y = validate_private(self, X, y, y_numeric=True, reset=first, ensure_min_samples=2 if first
                              else 1, dtype=np.float64)
         if not first:
-            check_stream_mode(self._state)
+            check_stream_continues(self._state)
         state = self._first_call(X, y) if first else self._state
         self._store(self._run(X, y, state, first=first))
         return self

@@ -18,7 +18,8 @@ from skdp.base import (
     DPEstimatorMixin,
     LinearPredictMixin,
     StreamStateMixin,
-    check_stream_mode,
+    check_stream_continues,
+    fail_stream,
     weight_bound,
 )
 from skdp.clipping import (
@@ -686,9 +687,10 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                                average_from=min(steps - 1, int(steps * (1.0 - average))))
         progress.close()
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(out))):
-            raise FloatingPointError(
+            raise fail_stream(state, FloatingPointError(
                 "Training produced non-finite parameters (floating-point overflow). Lower the "
-                "learning rate, or raise eps_stability for 'adagrad'/'adam'.")
+                "learning rate, or raise eps_stability for 'adagrad'/'adam', and call fit again "
+                "(a stream does not continue after a failed call)."))
         return {**state, "coef": coef, "coef_out": out, "t": t0 + steps,
                 "n_iter": state["n_iter"] + epochs}
 
@@ -714,7 +716,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
             W = weight_bound(sample_weight, self.max_weight)
             w = check_weights(sample_weight, X.shape[0], self.max_weight)
         else:  # the first call fixed the weight bound of the stream's noise
-            check_stream_mode(self._state)
+            check_stream_continues(self._state)
             W = self._state["W"]
             # Rows that all weigh 0 add nothing; refusing them would single out this call.
             check_stream_weights(sample_weight, X.shape[0], self._state["params"]["max_weight"], W,

@@ -313,8 +313,9 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         or invalid parameter, a grid the budget cannot cover, an estimator
         outside the budget) fails before the accountant is charged: each
         candidate is also run up to the point where it would charge (its own
-        checks of parameters and data) on the smallest training part, and the
-        first one on all the rows, and stopped there. Then the accountant is
+        checks of parameters and data) on every training part, and the first
+        one (with ``refit``, every one) on all the rows, and stopped there.
+        Then the accountant is
         charged once, for the whole search, and only then is any noise drawn.
 
         Parameters
@@ -360,14 +361,22 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         # Dry runs up to the charge. First on all rows (the data's schema, validation
         # rows included): with refit every candidate at the refit's share (its own
         # checks: any candidate may be chosen), else the first one. Then every
-        # candidate on the smallest training part at its share (its parameters, and
-        # checks that depend on the number of rows and the budget).
-        probe_rows = min((train for train, _ in split_list), key=len)
-        X_probe, y_probe = _rows(X, probe_rows), _rows(y, probe_rows)
-        probes = ([(self._candidate(params, mu_refit), (X, y), mu_refit)
-                   for params in params_list] if self.refit
-                  else [(candidates[0], (X, y), mu_candidate)])
-        probes += [(c, (X_probe, y_probe), mu_candidate) for c in candidates]
+        # candidate on every training part at its share (its parameters, and checks
+        # that depend on the part's rows: their number, or a classifier that reads
+        # its classes from the labels and finds only one in a part). A check that
+        # fails only in the real fits would fail after the charge, and whether it
+        # fails depends on how the rows fall into the parts.
+        # One part is copied at a time.
+        def probes(candidates):
+            if self.refit:
+                for params in params_list:
+                    yield self._candidate(params, mu_refit), (X, y), mu_refit
+            else:
+                yield candidates[0], (X, y), mu_candidate
+            for train, _ in split_list:
+                part = _rows(X, train), _rows(y, train)
+                for c in candidates:
+                    yield c, part, mu_candidate
         # The dry runs' warnings (a candidate's before its charge: classes=None, say)
         # meet the user's filters as each is raised (an "error" filter stops the
         # search here, before the charge), but are shown, once each, only with a
@@ -377,13 +386,13 @@ class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator)
         try:
             with warnings.catch_warnings():  # restores showwarning on the way out
                 warnings.showwarning = held
-                for est, data, mu_probe in probes:
+                for est, data, mu_probe in probes(candidates):
                     set_accountants(est, Probe(mu_probe))
                     _dry_run(est, *data, mu_probe)
         except Exception:
             held.show()
             raise
-        del candidates, probes, X_probe, y_probe
+        del candidates
 
         entry = None
         if ledger is not None:  # once, for everything, before any noise

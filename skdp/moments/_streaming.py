@@ -15,7 +15,7 @@ from skdp.base import (
     PRIVACY_PARAMS_DOC,
     DPEstimatorMixin,
     StreamStateMixin,
-    check_stream_mode,
+    check_stream_continues,
     weight_bound,
 )
 from skdp.clipping import clip_rows, geometric_grid, private_norm_quantile
@@ -780,7 +780,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         first = not self._stream_started()
         X = validate_private(self, X, reset=first, dtype=np.float64)
         if not first:
-            check_stream_mode(self._state)
+            check_stream_continues(self._state)
         state = self._start_stream(X, None, per_row=False) if first else self._state
         Y, S = self._advance(state, X, per_row=False)
         self._publish(state, Y, S, stream=state)

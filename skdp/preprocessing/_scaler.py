@@ -17,7 +17,7 @@ from skdp.base import (
     PRIVACY_PARAMS_DOC,
     DPEstimatorMixin,
     StreamStateMixin,
-    check_stream_mode,
+    check_stream_continues,
     weight_bound,
 )
 from skdp.clipping import (
@@ -427,7 +427,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         if first:
             state = self._start(X, w, W)
         else:
-            check_stream_mode(state)
+            check_stream_continues(state)
         self._release(state, X, w)
         self._publish(state)
         self._state = state
