@@ -152,6 +152,41 @@ def test_every_release_refuses_a_weight_bound_beyond_max_weight():
             private_gram(X, fit_intercept=True, norm_bound=bound, mu=1.0, rng=make_rng(0))
 
 
+
+def test_private_gram_refuses_weights_beyond_its_bound_before_the_draw():
+    # Its noise is sized for max_weight; a heavier row (or a NaN weight) used to
+    # pass: one weight of 1e4 with max_weight=1 put 1e4 on an entry whose noise
+    # std is 1.41 (the privacy audit of session 22).
+    X = np.ones((10, 2)) * 0.5
+    kw = dict(fit_intercept=True, norm_bound=1.0, mu=1.0)
+    for bad in (1e4, np.nan, -1.0):
+        w = np.ones(10)
+        w[3] = bad
+        with record_releases() as log, pytest.raises(ValueError, match="sample_weight|weight"):
+            private_gram(X, rng=make_rng(0), sample_weight=w, max_weight=1.0, **kw)
+        assert log == []
+    w = np.ones(10)
+    w[3] = 2.0
+    G, std = private_gram(X, rng=make_rng(0), sample_weight=w, max_weight=2.0, **kw)
+    assert std == pytest.approx(np.sqrt(2) * 2.0)
+
+
+def test_symmetric_release_draws_the_off_diagonal_std_it_is_given():
+    # Outside secure mode it drew std (Z + Z^T) / 2 whatever offdiagonal_std said
+    # (std / sqrt(2) off the diagonal: 0.71 when 5 was asked for). 4,000 draws of
+    # each entry: the sample std of N normal draws has standard error sigma /
+    # sqrt(2 N), 1.1% of sigma; 5% is over 4 of them.
+    from skdp.mechanisms import symmetric_release
+    rng = make_rng(0)
+    for off, std in ((5.0, 1.0), (1.0 / np.sqrt(2), 1.0), (None, 2.0)):
+        draws = np.array([symmetric_release(np.zeros((3, 3)), std, rng, offdiagonal_std=off)
+                          for _ in range(4000)])
+        assert np.all(draws == draws.transpose(0, 2, 1))
+        want = std if off is None else off
+        assert draws[:, 0, 1].std() == pytest.approx(want, rel=0.05)
+        assert draws[:, 2, 1].std() == pytest.approx(want, rel=0.05)
+        assert draws[:, 1, 1].std() == pytest.approx(std, rel=0.05)
+
 def test_private_gram_checks_its_parameters_before_reading_a_row_and_stays_finite():
     # The weight bound is refused before the sum (it used to overflow first, with a
     # warning on one table and not on its neighbour); a huge public x_scale used to

@@ -685,7 +685,7 @@ def test_the_finite_map_takes_any_stateless_step(step):
 
 
 def test_the_finite_map_offers_set_output_only_where_its_step_does():
-    from skdp.model_selection._finite_output import FiniteOutput
+    from skdp.preprocessing import FiniteOutput
 
     assert not hasattr(FiniteOutput(_FitTransformOnly()), "set_output")
     assert hasattr(FiniteOutput(FunctionTransformer()), "set_output")
@@ -708,7 +708,7 @@ def test_a_column_vector_y_warns_once_at_the_users_line():
 def test_the_finite_map_keeps_frames_and_sparse_matrices():
     import scipy.sparse as sp
 
-    from skdp.model_selection._finite_output import FiniteOutput
+    from skdp.preprocessing import FiniteOutput
 
     step = FiniteOutput(FunctionTransformer(lambda a: a * 1e300, feature_names_out="one-to-one"))
     step.set_output(transform="pandas")

@@ -1,6 +1,7 @@
 """DPStandardScaler and DPPCA: accuracy at the issue's settings, calibration, API."""
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -8,10 +9,13 @@ import pytest
 from scipy.linalg import subspace_angles
 from sklearn.decomposition import PCA
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import BudgetAccountant, mu_from_epsilon_delta
 from skdp.decomposition import DPPCA
-from skdp.preprocessing import DPStandardScaler
+from skdp.linear_model import DPLinearRegressionGD
+from skdp.preprocessing import DPStandardScaler, FiniteOutput
 
 LOC, SCALE = np.array([50.0, -3.0, 0.0, 1e4]), np.array([10.0, 0.5, 1.0, 2e3])
 
@@ -228,3 +232,58 @@ def test_no_inward_move_no_warning_and_declared_bounds_are_not_corrected():
     assert est.bound_quantile_ == 0.995
     declared = DPStandardScaler(bounds=(-6.0, 6.0), random_state=0).fit(X)
     assert declared.bound_quantile_ is None
+
+
+# -- FiniteOutput: a public step after a private one ------------------------------
+
+@parametrize_with_checks([FiniteOutput(FunctionTransformer()), FiniteOutput(StandardScaler())])
+def test_finite_output_is_a_scikit_learn_transformer(estimator, check):
+    check(estimator)
+
+
+def test_finite_output_keeps_a_plain_pipeline_from_failing_after_a_charge():
+    # exp of one row's scaled outlier overflows: unwrapped, the regressor refuses
+    # it after the scaler's charge (an error only tables with such a row give);
+    # wrapped, the overflow is capped at 1e50 and the pipeline fits like its
+    # neighbour without the outlier.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    y = np.exp(X) @ np.array([0.5, -0.5]) + rng.normal(size=2000)
+    X[0, 0] = 1e6
+
+    def pipeline(step, acc):
+        return make_pipeline(DPStandardScaler(bounds=(-5.0, 5.0), accountant=acc, random_state=0),
+                             step,
+                             DPLinearRegressionGD(bounds_X=(0.0, 200.0), bounds_y=(-5.0, 5.0),
+                                                  accountant=acc, random_state=0))
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    with pytest.raises(ValueError, match="infinity"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow in exp
+        pipeline(FunctionTransformer(np.exp), acc).fit(X, y)
+    assert len(acc.ledger) == 1  # the scaler had charged
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # and no numpy warning escapes
+        pipe = pipeline(FiniteOutput(FunctionTransformer(np.exp)), acc).fit(X, y)
+    assert len(acc.ledger) == 2
+    out = pipe[:2].transform(X[:3])
+    assert out[0, 0] == 1e50 and np.all(np.isfinite(out))
+    assert pipe[1].step.__class__ is FunctionTransformer and not hasattr(pipe[1].step, "n_features_in_")
+
+
+def test_a_search_keeps_the_user_s_finite_output():
+    from skdp.model_selection import DPGridSearchCV
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 2))
+    y = X @ np.array([1.0, -1.0]) + rng.normal(size=600)
+    pipe = make_pipeline(DPStandardScaler(bounds=(-5.0, 5.0)), FiniteOutput(FunctionTransformer()),
+                         FunctionTransformer(), DPLinearRegressionGD(bounds_X=(-5.0, 5.0),
+                                                                     bounds_y=(-8.0, 8.0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        best = DPGridSearchCV(pipe, {"dplinearregressiongd__clip_norm": [1.0, 2.0]}, epsilon=5.0,
+                              random_state=0).fit(X, y).best_estimator_
+    # The user's wrapper stays; the one the search added around the bare step goes.
+    assert isinstance(best[1], FiniteOutput) and best[1].step_ is not None
+    assert type(best[2]) is FunctionTransformer

@@ -11,7 +11,7 @@ from skdp.clipping import clip_factors
 from skdp.mechanisms._random import _check_weight, symmetric_release
 from skdp.utils._dask import is_dask
 from skdp.utils._rows import sum_rows
-from skdp.utils._validation import _cap
+from skdp.utils._validation import _cap, check_sample_weight
 
 __all__ = ["gram_sensitivity", "private_gram"]
 
@@ -86,7 +86,8 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         Rows per block (:func:`skdp.utils._rows.sum_rows`): extra memory
         O(chunk_size * q).
     sample_weight : ndarray of shape (n,), optional
-        Row weights in ``[0, max_weight]`` (already validated).
+        Row weights in ``[0, max_weight]``; a negative, non-finite or larger
+        weight is refused (ValueError) before any noise is drawn.
     max_weight : float, default=1.0
         The declared bound on the weights.
     intercept_value : float, default=1.0
@@ -136,6 +137,10 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
 
         X = capped_values(_as_array(X, "X"))
         y = None if y is None else capped_values(_as_array(y, "y"))
+    # The noise is sized for max_weight: a heavier (or non-finite) weight is refused
+    # before the draw, as the estimators' validation does.
+    sample_weight = check_sample_weight(sample_weight, X.shape[0], max_weight,
+                                        allow_all_zero=True)
     block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
                     intercept_value=float(intercept_value), x_scale=float(x_scale))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))

@@ -550,10 +550,14 @@ def symmetric_release(matrix, std, rng: np.random.Generator, *, offdiagonal_std=
     if not is_secure_mode():  # the draws (and so a seed's noise) of earlier versions
         kw = dict(name=name, sensitivity=sensitivity, weight=weight, part=part,
                   weight_power=weight_power)
+        if offdiagonal_std is not None and math.isclose(offdiagonal_std * math.sqrt(2.0), std,
+                                                        rel_tol=1e-12):
+            Z = gaussian_noise(std, (q, q), rng, **kw)
+            return matrix + 0.5 * (Z + Z.T)
+        stds = np.full((q, q), float(std))
         if offdiagonal_std is not None:
-            Z = gaussian_noise(1.0, (q, q), rng, **kw)
-            return matrix + std * 0.5 * (Z + Z.T)
-        upper = np.triu(gaussian_noise(std, (q, q), rng, **kw))
+            stds[~np.eye(q, dtype=bool)] = float(offdiagonal_std)
+        upper = np.triu(gaussian_noise(stds, (q, q), rng, **kw))
         return matrix + upper + np.triu(upper, 1).T
     rows, cols = np.triu_indices(q)
     stds = np.where(rows == cols, std, std if offdiagonal_std is None else offdiagonal_std)
