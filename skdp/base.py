@@ -17,8 +17,8 @@ from skdp.utils._sklearn import HasMethods, Interval
 from skdp.utils._validation import validate_new_rows
 
 __all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
-           "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "check_stream_continues",
-           "fail_stream",
+           "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "begin_draws",
+           "check_stream_continues",
            "weight_bound"]
 
 
@@ -221,12 +221,14 @@ class LinearPredictMixin:
 def check_stream_continues(state: dict) -> None:
     """Refuse to continue a stream that failed, or in another noise mode than its own.
 
-    A call that fails after drawing its noise (a floating-point overflow
-    found at the end of its steps) has advanced the stream's noise and can
-    have moved its optimizer's state with that call's rows: continuing would
-    take the stream past the steps its noise was calibrated for (a
-    correlated stream's horizon), and a retry with the same rows would use
-    them twice. Such a stream is marked by :func:`fail_stream` and ends there.
+    A call that fails once it has begun drawing (an overflow found at the end
+    of its steps, an interrupt, a memory error between two releases) has
+    advanced the stream's noise, and can have moved its optimizer or sums
+    with that call's rows: continuing would take the stream past the steps
+    its noise was calibrated for (a correlated stream's horizon), or its two
+    noise streams out of step, and a retry with the same rows would use them
+    twice. :func:`begin_draws` marks the stream before the first draw; the
+    call clears the mark when it completes. A marked stream ends there.
 
     A stream started in secure mode (exact discrete Gaussian releases, zCDP
     accounting) and continued outside would draw floating-point noise under a
@@ -238,9 +240,9 @@ def check_stream_continues(state: dict) -> None:
         The stream's state, with ``'secure'`` recorded at its first call.
     """
     if state.get("failed", False):
-        raise ValueError("This stream's last call failed after drawing its noise, so the stream "
-                         "cannot continue (its noise and state already hold that call's steps). "
-                         "Call fit to start a new stream; it is charged anew.")
+        raise ValueError("This stream's last call failed after it began drawing its noise, so "
+                         "the stream cannot continue (its noise and state already hold part of "
+                         "that call). Call fit to start a new stream; it is charged anew.")
     started = bool(state.get("secure", False))
     if started != is_secure_mode():
         where = "inside" if started else "outside"
@@ -248,10 +250,18 @@ def check_stream_continues(state: dict) -> None:
                          "secure mode too (or call fit to start a new one).")
 
 
-def fail_stream(state: dict, error: Exception) -> Exception:
-    """Mark ``state`` as failed (:func:`check_stream_continues`) and return ``error`` to raise."""
+def begin_draws(state: dict) -> None:
+    """Mark ``state`` as failed until the call that is about to draw completes.
+
+    The call sets ``state['failed'] = False`` (in the state it keeps) as its
+    last step; any exception before that leaves the mark, and
+    :func:`check_stream_continues` refuses the stream from then on.
+
+    Parameters
+    ----------
+    state : dict
+    """
     state["failed"] = True
-    return error
 
 
 class StreamStateMixin:

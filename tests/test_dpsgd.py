@@ -178,7 +178,7 @@ def test_a_failed_call_ends_the_stream():
     else:
         pytest.fail("no seed overflowed on its second step")
     for _ in range(3):
-        with pytest.raises(ValueError, match="failed after drawing its noise"):
+        with pytest.raises(ValueError, match="failed after it began drawing"):
             est.partial_fit(X, y)
     assert est._state["noise1"].n_steps_seen == 2  # nothing drawn after the failure
     np.testing.assert_array_equal(est.coef_, coef)  # the last success's release stands
@@ -186,6 +186,31 @@ def test_a_failed_call_ends_the_stream():
     est.set_params(learning_rate=0.1).fit(X, y)  # a new stream, charged anew
     est.partial_fit(X, y)
     assert est.n_steps_ == 2
+
+
+def test_an_interrupted_call_ends_the_stream(monkeypatch):
+    # Any exception once the call has drawn its noise (an interrupt, a memory error)
+    # left the stream's step count behind its noise (the review of session 22).
+    import skdp.linear_model._dpsgd as dpsgd_module
+    X, y = _regression(n=400)
+    est = DPSGDRegressor(noise="nu", nu=0.0, n_steps=8, batch_size=100, clip_norm=1.0,
+                         random_state=0).fit(X[:100], y[:100])
+
+    def interrupted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(dpsgd_module, "dp_sgd", interrupted)
+    with pytest.raises(MemoryError):
+        est.partial_fit(X[100:300], y[100:300])
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="failed after it began drawing"):
+        est.partial_fit(X[:100], y[:100])
+    # A refusal before any draw (the horizon) does not end a stream.
+    est = DPSGDRegressor(noise="nu", nu=0.0, n_steps=2, batch_size=100, clip_norm=1.0,
+                         random_state=0).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="horizon"):
+        est.partial_fit(X[100:300], y[100:300])
+    est.partial_fit(X[100:200], y[100:200])
 
 def test_pickles_drop_the_secret_noise_state():
     X, y = _regression(n=500)

@@ -186,6 +186,16 @@ def test_symmetric_release_draws_the_off_diagonal_std_it_is_given():
         assert draws[:, 0, 1].std() == pytest.approx(want, rel=0.05)
         assert draws[:, 2, 1].std() == pytest.approx(want, rel=0.05)
         assert draws[:, 1, 1].std() == pytest.approx(std, rel=0.05)
+    # The release log gives the mechanism's mu for a Frobenius sensitivity S:
+    # S / min(std, sqrt(2) off) (the log had said S / max(std, off) for off = 0.01).
+    from skdp.mechanisms import composed_mu
+    for off, mu in ((5.0, 1.0), (0.01, 1.0 / (np.sqrt(2) * 0.01)), (None, 1.0),
+                    (1.0 / np.sqrt(2), 1.0)):
+        for secure in (False, True):
+            with record_releases() as log, (secure_mode() if secure else contextlib.nullcontext()):
+                symmetric_release(np.zeros((3, 3)), 1.0, make_rng(None if secure else 0),
+                                  offdiagonal_std=off, sensitivity=1.0)
+            assert composed_mu(log) == pytest.approx(mu, rel=1e-9)
 
 def test_private_gram_checks_its_parameters_before_reading_a_row_and_stays_finite():
     # The weight bound is refused before the sum (it used to overflow first, with a

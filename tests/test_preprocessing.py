@@ -234,6 +234,28 @@ def test_no_inward_move_no_warning_and_declared_bounds_are_not_corrected():
     assert declared.bound_quantile_ is None
 
 
+
+def test_a_scaler_call_that_fails_between_its_releases_ends_the_stream(monkeypatch):
+    import skdp.preprocessing._scaler as scaler_module
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    sc = DPStandardScaler(bounds=(-4.0, 4.0), random_state=0).partial_fit(X[:100])
+    real, calls = scaler_module.gaussian_release, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # after the sums, before the sums of squares
+            raise MemoryError
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scaler_module, "gaussian_release", failing)
+    with pytest.raises(MemoryError):
+        sc.partial_fit(X[100:200])
+    monkeypatch.setattr(scaler_module, "gaussian_release", real)
+    with pytest.raises(ValueError, match="failed after it began drawing"):
+        sc.partial_fit(X[200:])
+    sc.fit(X)  # a new stream
+    sc.partial_fit(X[:100])
+
 # -- FiniteOutput: a public step after a private one ------------------------------
 
 @parametrize_with_checks([FiniteOutput(FunctionTransformer()), FiniteOutput(StandardScaler())])
@@ -287,3 +309,24 @@ def test_a_search_keeps_the_user_s_finite_output():
     # The user's wrapper stays; the one the search added around the bare step goes.
     assert isinstance(best[1], FiniteOutput) and best[1].step_ is not None
     assert type(best[2]) is FunctionTransformer
+
+
+def test_finite_output_refits_cleanly_refuses_private_steps_and_keeps_polars():
+    X = np.random.default_rng(2).normal(size=(50, 2))
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    wrapped = FiniteOutput(StandardScaler()).fit(frame)
+    assert list(wrapped.feature_names_in_) == ["a", "b"]
+    assert not hasattr(wrapped.fit(X), "feature_names_in_")  # not left from the first fit
+    for private in (DPStandardScaler(bounds=(-4.0, 4.0)),
+                    make_pipeline(FunctionTransformer(), DPStandardScaler(bounds=(-4.0, 4.0)))):
+        acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+        private.set_params(**{("dpstandardscaler__" if hasattr(private, "steps") else "")
+                              + "accountant": acc})
+        with pytest.raises(ValueError, match="wraps public steps"):
+            FiniteOutput(private).fit(X)
+        assert acc.ledger == []
+    pl = pytest.importorskip("polars")
+    exp = FunctionTransformer(np.exp, feature_names_out="one-to-one")
+    out = FiniteOutput(exp).set_output(transform="polars").fit_transform(
+        pl.DataFrame({"a": [0.0, 1e4]}))
+    assert isinstance(out, pl.DataFrame) and out["a"].to_list() == [1.0, 1e50]

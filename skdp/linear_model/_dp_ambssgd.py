@@ -15,8 +15,8 @@ from skdp.base import (
     DPEstimatorMixin,
     LinearPredictMixin,
     StreamStateMixin,
+    begin_draws,
     check_stream_continues,
-    fail_stream,
 )
 from skdp.clipping import dp_stat, dp_stat_n_levels
 from skdp.clipping._clip import _clipped_gradient_sum  # X capped at entry
@@ -447,6 +447,13 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         plan, rng, q, prm = state["plan"], state["rng"], state["q"], state["params"]
         w = state.get("w", np.zeros(q))
         n = X.shape[0]
+        if prm["variant"] != "ssgd":
+            n_steps = plan.n_steps if first else n // (plan.stat_size + plan.batch_size)
+            if n_steps == 0:
+                raise ValueError(
+                    f"partial_fit received {n} rows, fewer than one step of "
+                    f"{plan.stat_size + plan.batch_size} rows (fixed by the first call).")
+        begin_draws(state)  # cleared by the returned state, if this call completes
         with np.errstate(over="ignore", invalid="ignore"):
             if prm["variant"] == "ssgd":
                 tail_start = n // 2 if first else 0
@@ -457,11 +464,6 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
                 clip_norms = None
                 n_steps = n
             else:
-                n_steps = plan.n_steps if first else n // (plan.stat_size + plan.batch_size)
-                if n_steps == 0:
-                    raise ValueError(
-                        f"partial_fit received {n} rows, fewer than one step of "
-                        f"{plan.stat_size + plan.batch_size} rows (fixed by the first call).")
                 iterates, clip_norms = dp_ambssgd(
                     X, y, w, n_steps=n_steps, stat_size=plan.stat_size,
                     batch_size=plan.batch_size, x_norm=state["x_norm"],
@@ -478,12 +480,12 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         total_n = state.get("n_tail", 0) + n_tail
         theta = total_sum / max(total_n, 1)
         if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(w))):
-            raise fail_stream(state, FloatingPointError(
+            raise FloatingPointError(
                 "Non-finite iterates (floating-point overflow). Inputs are capped and gradients "
                 "clipped, so only extreme parameters (learning_rate, clip_norm) can cause this; "
                 "call fit again with other ones (a stream does not continue after a failed "
-                "call)."))
-        return {**state, "w": w, "tail_sum": total_sum, "n_tail": total_n,
+                "call).")
+        return {**state, "w": w, "tail_sum": total_sum, "n_tail": total_n, "failed": False,
                 "clip_norms": clip_norms, "theta": theta,
                 "n_iter": state.get("n_iter", 0) + n_steps,
                 "n_seen": state.get("n_seen", 0) + n}

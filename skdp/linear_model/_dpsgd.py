@@ -18,8 +18,8 @@ from skdp.base import (
     DPEstimatorMixin,
     LinearPredictMixin,
     StreamStateMixin,
+    begin_draws,
     check_stream_continues,
-    fail_stream,
     weight_bound,
 )
 from skdp.clipping import (
@@ -661,6 +661,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                 f"The correlated-noise stream has horizon n_steps={state['horizon']} and has taken "
                 f"{t0} steps; these {n} rows need {steps} more. Set n_steps (the total number of "
                 "steps) before the first call to continue a stream with partial_fit.")
+        begin_draws(state)  # cleared by the returned state, if this call completes
         order = state["rng_order"].permutation(n)
         if is_secure_mode():  # each step released on its grid, in order
             def stream(name):
@@ -687,12 +688,12 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                                average_from=min(steps - 1, int(steps * (1.0 - average))))
         progress.close()
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(out))):
-            raise fail_stream(state, FloatingPointError(
+            raise FloatingPointError(
                 "Training produced non-finite parameters (floating-point overflow). Lower the "
                 "learning rate, or raise eps_stability for 'adagrad'/'adam', and call fit again "
-                "(a stream does not continue after a failed call)."))
+                "(a stream does not continue after a failed call).")
         return {**state, "coef": coef, "coef_out": out, "t": t0 + steps,
-                "n_iter": state["n_iter"] + epochs}
+                "n_iter": state["n_iter"] + epochs, "failed": False}
 
     def _store(self, state: dict) -> None:
         p = self.n_features_in_
@@ -934,6 +935,15 @@ classes_ : ndarray of shape (n_classes,)""",
             raise ValueError(f"DPSGDClassifier needs at least two classes; the label set has "
                              f"{k} class{'es' if k != 1 else ''}.")
         return classes
+
+    def _probe_labels(self, y) -> None:
+        """The checks of ``fit`` that read only the labels, for a private search's dry run.
+
+        A search dry-runs each candidate before its charge; in a Pipeline whose
+        earlier steps' output it cannot foresee, this still runs (a training
+        part with one class fails there, not after the charge).
+        """
+        self._label_set(np.asarray(y).ravel(), None)
 
     def _encode(self, y):
         """Targets for the loss: 0/1 floats (binary) or one-hot rows; labels must be known."""

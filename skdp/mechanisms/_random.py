@@ -540,6 +540,14 @@ def symmetric_release(matrix, std, rng: np.random.Generator, *, offdiagonal_std=
     Returns
     -------
     ndarray of shape (q, q), symmetric
+
+    Notes
+    -----
+    ``sensitivity`` is the Frobenius norm of the largest change of
+    ``matrix``; the release is then ``sensitivity / min(std, sqrt(2) *
+    offdiagonal_std)``-GDP (an off-diagonal change counts twice in the
+    Frobenius norm and once in the released triangle), which is what the
+    release log records.
     """
     matrix = np.asarray(matrix, dtype=float)
     q = matrix.shape[0]
@@ -547,23 +555,31 @@ def symmetric_release(matrix, std, rng: np.random.Generator, *, offdiagonal_std=
     # symmetric only up to rounding, and noise mirrored onto both triangles would
     # leave that rounding residue of the data (G_ij - G_ji) exposed without noise.
     matrix = np.triu(matrix) + np.triu(matrix, 1).T
+    std = float(std)
+    off = std if offdiagonal_std is None else float(offdiagonal_std)
+    # A symmetric change D of Frobenius norm S (the sensitivity's norm) moves the
+    # released upper triangle by sum_i D_ii**2 / std**2 + sum_{i<j} D_ij**2 / off**2
+    # <= S**2 / min(std, sqrt(2) off)**2 in squared units of the noise: the
+    # mechanism's mu is S over that effective std. The release log takes its std as
+    # the largest of the draws', so its sensitivity is scaled to give that mu.
+    effective = min(std, math.sqrt(2.0) * off)
+    logged = sensitivity * max(std, off) / effective if effective > 0 else sensitivity
     if not is_secure_mode():  # the draws (and so a seed's noise) of earlier versions
-        kw = dict(name=name, sensitivity=sensitivity, weight=weight, part=part,
+        kw = dict(name=name, sensitivity=logged, weight=weight, part=part,
                   weight_power=weight_power)
-        if offdiagonal_std is not None and math.isclose(offdiagonal_std * math.sqrt(2.0), std,
+        if offdiagonal_std is not None and math.isclose(off * math.sqrt(2.0), std,
                                                         rel_tol=1e-12):
-            Z = gaussian_noise(std, (q, q), rng, **kw)
+            Z = gaussian_noise(std, (q, q), rng, **{**kw, "sensitivity": sensitivity})
             return matrix + 0.5 * (Z + Z.T)
-        stds = np.full((q, q), float(std))
-        if offdiagonal_std is not None:
-            stds[~np.eye(q, dtype=bool)] = float(offdiagonal_std)
+        stds = np.full((q, q), std)
+        stds[~np.eye(q, dtype=bool)] = off
         upper = np.triu(gaussian_noise(stds, (q, q), rng, **kw))
         return matrix + upper + np.triu(upper, 1).T
     rows, cols = np.triu_indices(q)
-    stds = np.where(rows == cols, std, std if offdiagonal_std is None else offdiagonal_std)
+    stds = np.where(rows == cols, std, off)
     if mechanism_mu is None:
-        mechanism_mu = _secure_mu(stds, sensitivity, None)
-    values = gaussian_release(matrix[rows, cols], stds, rng, name=name, sensitivity=sensitivity,
+        mechanism_mu = _secure_mu(effective, sensitivity, None)
+    values = gaussian_release(matrix[rows, cols], stds, rng, name=name, sensitivity=logged,
                               weight=weight, part=part, weight_power=weight_power,
                               mechanism_mu=mechanism_mu, share=share)
     out = np.empty((q, q))

@@ -163,7 +163,9 @@ def _dry_run(est, X, y, mu: float) -> None:
     private transformer without ``_probe_output``, or a stateless step that
     fails or gives non-finite values on the stand-in (a row normalisation of
     zeros, a column selection by name on an array): the real data may suit
-    it, so that is no reason to refuse the search.
+    it, so that is no reason to refuse the search. The later private steps'
+    checks of the labels, which pass through unchanged, still run
+    (:func:`_probe_labels`).
     """
     _probe_fit(est, X, y)
     if not isinstance(est, Pipeline):
@@ -182,8 +184,9 @@ def _walk(est, X, y, stand_in: bool):
         for _, step in est.steps:
             if step is None or (isinstance(step, str) and step == "passthrough"):
                 continue
-            if X is None:
-                return None, stand_in
+            if X is None:  # the output is unknown: only the checks of the labels can run
+                _probe_labels(step, y)
+                continue
             X, stand_in = _walk(step, X, y, stand_in)
         return X, stand_in
     if not _is_private(est):  # stateless (private_steps refuses the others)
@@ -202,6 +205,21 @@ def _walk(est, X, y, stand_in: bool):
     _probe_fit(est, X, y)
     probe_output = getattr(est, "_probe_output", None)
     return (None if probe_output is None else probe_output(X)), True
+
+
+def _probe_labels(est, y) -> None:
+    """The label checks (``_probe_labels``) of the private steps the walk cannot reach with data.
+
+    The labels pass through a Pipeline unchanged, so a classifier's check of
+    its training part's classes runs before the charge even where the walk
+    lost the data's shape.
+    """
+    if isinstance(est, Pipeline):
+        for _, step in est.steps:
+            if not (step is None or (isinstance(step, str) and step == "passthrough")):
+                _probe_labels(step, y)
+    elif _is_private(est) and hasattr(est, "_probe_labels") and y is not None:
+        est._probe_labels(y)
 
 
 class _BaseDPSearchCV(NoGeneratorPickleMixin, MetaEstimatorMixin, BaseEstimator):

@@ -15,6 +15,7 @@ from skdp.base import (
     PRIVACY_PARAMS_DOC,
     DPEstimatorMixin,
     StreamStateMixin,
+    begin_draws,
     check_stream_continues,
     weight_bound,
 )
@@ -578,6 +579,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
                              "this call would exceed it.")
         first, second, _ = moment_sums(X, norm_bound=state["zeta"],
                                        diagonal_only=state["diagonal_only"])
+        begin_draws(state)  # cleared below, if this call completes
         first = state["noise1"].release(first[None], state["std1"], **state["grid"])[0]
         second = state["noise2"].release(second[None], state["std2"], **state["grid"])[0]
         if not state["diagonal_only"]:  # symmetrise the release (post-processing)
@@ -585,7 +587,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         counts = np.array([float(m)])
         Y = state["work1"].update(first[None], counts)
         S = state["work2"].update(second[None], counts)
-        state["t"], state["rows"] = t0 + 1, state["rows"] + m
+        state["t"], state["rows"], state["failed"] = t0 + 1, state["rows"] + m, False
         return Y, S
 
     @staticmethod
@@ -596,6 +598,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         if state["horizon"] is not None and t0 + m > state["horizon"]:
             raise ValueError(f"The stream's horizon is n_steps={state['horizon']} steps; "
                              f"{t0 + m} would exceed it.")
+        begin_draws(state)  # cleared below, if this call completes
         X = clip_rows(X, state["zeta"])
         diag = state["diagonal_only"]
         keep = state["store_history"] or state["callback"] is not None
@@ -622,7 +625,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
                 Ss.append(S)
             else:
                 Ys, Ss = [Y[-1:]], [S[-1:]]
-        state["t"], state["rows"] = t0 + m, state["rows"] + m
+        state["t"], state["rows"], state["failed"] = t0 + m, state["rows"] + m, False
         return np.concatenate(Ys), np.concatenate(Ss)
 
     def _publish(self, state: dict, Y, S, stream) -> None:

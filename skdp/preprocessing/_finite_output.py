@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, clone
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -29,6 +30,12 @@ def _finite(out):
         out[columns] = _capped(np.real(out[columns].to_numpy(dtype=complex if complex_ else float,
                                                              na_value=np.nan)))
         return out
+    if type(out).__module__.split(".")[0] == "polars":  # set_output(transform="polars")
+        import polars as pl
+
+        numeric = [name for name, dtype in out.schema.items() if dtype.is_numeric()]
+        return out.with_columns([pl.Series(name, _capped(out[name].to_numpy().astype(float)))
+                                 for name in numeric])
     array = np.asarray(out)
     if array.dtype.kind == "c":  # a step whose dtype follows the values (np.emath.sqrt)
         array = array.real
@@ -61,7 +68,9 @@ class FiniteOutput(BaseEstimator):
     Parameters
     ----------
     step : transformer
-        The wrapped public step (left unfitted: ``fit`` fits a clone).
+        The wrapped public step (left unfitted: ``fit`` fits a clone). A
+        private step, or a Pipeline holding one, is refused: its output is
+        capped already.
 
     Attributes
     ----------
@@ -123,7 +132,25 @@ class FiniteOutput(BaseEstimator):
         for name in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.step_, name):
                 setattr(self, name, getattr(self.step_, name))
+            elif hasattr(self, name):  # from an earlier fit
+                delattr(self, name)
         return self
+
+    def _clone_step(self):
+        # Imported here: skdp.model_selection imports this module.
+        from skdp.model_selection._budget import _is_private
+
+        def holds_private(step):
+            if isinstance(step, Pipeline):
+                return any(holds_private(s) for _, s in step.steps
+                           if not (s is None or isinstance(s, str)))
+            return _is_private(step)
+
+        if holds_private(self.step):
+            raise ValueError("FiniteOutput wraps public steps; a private step's output is "
+                             "already capped. Put the private step itself in the Pipeline.")
+        self.step_ = clone(self.step)
+        return self.step_
 
     def fit(self, X, y=None, **params):
         """Fit a clone of ``step`` (``step_``).
@@ -139,9 +166,9 @@ class FiniteOutput(BaseEstimator):
         -------
         self : FiniteOutput
         """
-        self.step_ = clone(self.step)
+        step = self._clone_step()
         with np.errstate(all="ignore"):
-            self.step_.fit(X, y, **params)
+            step.fit(X, y, **params)
         return self._fitted()
 
     def fit_transform(self, X, y=None, **params):
@@ -158,12 +185,12 @@ class FiniteOutput(BaseEstimator):
         -------
         ndarray, sparse matrix or DataFrame
         """
-        self.step_ = clone(self.step)
+        step = self._clone_step()
         with np.errstate(all="ignore"):
-            if hasattr(self.step_, "fit_transform"):
-                out = self.step_.fit_transform(X, y, **params)
+            if hasattr(step, "fit_transform"):
+                out = step.fit_transform(X, y, **params)
             else:
-                out = self.step_.fit(X, y, **params).transform(X)
+                out = step.fit(X, y, **params).transform(X)
         self._fitted()
         return _finite(out)
 

@@ -17,6 +17,7 @@ from skdp.base import (
     PRIVACY_PARAMS_DOC,
     DPEstimatorMixin,
     StreamStateMixin,
+    begin_draws,
     check_stream_continues,
     weight_bound,
 )
@@ -316,6 +317,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         s1, s2, total = sum_rows(partial(_scaled_sums, center=state["center"],
                                          half=state["half"]), X, w)
         rng, (std1, std2, std_w) = state["rng"], state["stds"]
+        begin_draws(state)  # cleared below, if this call completes
         d = X.shape[1]
         # One joint mechanism on the call's rows (parallel composition over calls):
         # its sensitivity is recorded with the first block.
@@ -334,6 +336,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         state["sums"] = (a + s1, b + s2, c + total)
         state["n"] += X.shape[0]
         state["calls"] = state.get("calls", 0) + 1
+        state["failed"] = False
 
     def _publish(self, state: dict) -> None:
         """Means and variances from the noisy sums (post-processing only)."""
