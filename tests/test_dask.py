@@ -171,6 +171,36 @@ def test_partial_fit_checks_every_partition_before_the_first_release(client, nam
     assert est.privacy_spent_.mu == pytest.approx(acc.spent_mu)
 
 
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_a_partial_fit_interrupted_between_partitions_ends_the_stream(client, name,
+                                                                      monkeypatch):
+    # An interrupt (or a lost worker) while reading the third partition left the
+    # stream open after two partitions were released: the natural retry released
+    # them again with no new charge (the review of session 22).
+    import skdp.utils._dask as dask_module
+
+    make, target = STREAMS[name]
+    X = _table(8_000)
+    y = None if target is None else (X[:, 0] > 1).astype(int) if target == "labels" else X[:, 0]
+    args = (da.from_array(X, chunks=(2_000, 4)),) + (
+        () if y is None else (da.from_array(y, chunks=2_000),))
+    est = make(BudgetAccountant(epsilon=5.0, delta=1e-5))
+    real, reads = dask_module.compute, []
+
+    def interrupted(*collections):
+        reads.append(1)
+        if len(reads) == 4:  # the checks, partitions 0 and 1, then partition 2
+            raise KeyboardInterrupt
+        return real(*collections)
+
+    monkeypatch.setattr(dask_module, "compute", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        est.partial_fit(*args)
+    monkeypatch.setattr(dask_module, "compute", real)
+    with pytest.raises(ValueError, match="failed after it began drawing"):
+        est.partial_fit(*args)
+
 def test_dask_partial_fit_passes_the_weights_of_each_partition(client):
     # The scaler's Dask partial_fit passed the weights as y (ignored).
     X = _table(8_000)

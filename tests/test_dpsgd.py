@@ -211,6 +211,12 @@ def test_an_interrupted_call_ends_the_stream(monkeypatch):
     with pytest.raises(ValueError, match="horizon"):
         est.partial_fit(X[100:300], y[100:300])
     est.partial_fit(X[100:200], y[100:200])
+    # A fit that fails past its charge leaves no old stream to continue.
+    monkeypatch.setattr(dpsgd_module, "dp_sgd", interrupted)
+    with pytest.raises(MemoryError):
+        est.fit(X[:100], y[:100])
+    monkeypatch.undo()
+    assert not hasattr(est, "_state")
 
 def test_pickles_drop_the_secret_noise_state():
     X, y = _regression(n=500)

@@ -196,6 +196,10 @@ def test_symmetric_release_draws_the_off_diagonal_std_it_is_given():
                 symmetric_release(np.zeros((3, 3)), 1.0, make_rng(None if secure else 0),
                                   offdiagonal_std=off, sensitivity=1.0)
             assert composed_mu(log) == pytest.approx(mu, rel=1e-9)
+    with record_releases() as log:  # off-diagonal entries released exactly
+        symmetric_release(np.zeros((3, 3)), 1.0, make_rng(0), offdiagonal_std=0.0,
+                          sensitivity=1.0)
+    assert composed_mu(log) == np.inf
 
 def test_private_gram_checks_its_parameters_before_reading_a_row_and_stays_finite():
     # The weight bound is refused before the sum (it used to overflow first, with a

@@ -518,6 +518,8 @@ class DPAMBSSGDRegressor(StreamStateMixin, DPEstimatorMixin, LinearPredictMixin,
         self : DPAMBSSGDRegressor
         """
         X, y = validate_private(self, X, y, y_numeric=True, ensure_min_samples=2, dtype=np.float64)
+        # A new stream: a fit that fails past its charge leaves no old one to continue.
+        self.__dict__.pop("_state", None)
         state = self._run(X, y, self._first_call(X, y), first=True)
         self._store(state)
         return self

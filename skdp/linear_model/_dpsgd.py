@@ -736,6 +736,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                                    check_bounds(bounds_y, 1, "bounds_y"), X.shape[1],
                                    self.fit_intercept)
             X, Y = scaling.transform(X, Y)
+            # A new stream: a fit that fails past its charge leaves no old one to continue.
+            self.__dict__.pop("_state", None)
             state = {**self._start(X, Y, epochs, W), "scaling": scaling,
                      "secure": is_secure_mode()}
         else:

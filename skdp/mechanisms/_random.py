@@ -563,7 +563,9 @@ def symmetric_release(matrix, std, rng: np.random.Generator, *, offdiagonal_std=
     # mechanism's mu is S over that effective std. The release log takes its std as
     # the largest of the draws', so its sensitivity is scaled to give that mu.
     effective = min(std, math.sqrt(2.0) * off)
-    logged = sensitivity * max(std, off) / effective if effective > 0 else sensitivity
+    # A zero std with a nonzero sensitivity releases exactly: mu is infinite.
+    logged = (sensitivity * max(std, off) / effective if effective > 0
+              else (math.inf if sensitivity else 0.0))
     if not is_secure_mode():  # the draws (and so a seed's noise) of earlier versions
         kw = dict(name=name, sensitivity=logged, weight=weight, part=part,
                   weight_power=weight_power)

@@ -598,8 +598,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         if state["horizon"] is not None and t0 + m > state["horizon"]:
             raise ValueError(f"The stream's horizon is n_steps={state['horizon']} steps; "
                              f"{t0 + m} would exceed it.")
-        begin_draws(state)  # cleared below, if this call completes
         X = clip_rows(X, state["zeta"])
+        begin_draws(state)  # cleared below, if this call completes
         diag = state["diagonal_only"]
         keep = state["store_history"] or state["callback"] is not None
         Ys, Ss = [], []

@@ -317,7 +317,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         s1, s2, total = sum_rows(partial(_scaled_sums, center=state["center"],
                                          half=state["half"]), X, w)
         rng, (std1, std2, std_w) = state["rng"], state["stds"]
-        begin_draws(state)  # cleared below, if this call completes
+        begin_draws(state)  # cleared by the caller once the call is published
         d = X.shape[1]
         # One joint mechanism on the call's rows (parallel composition over calls):
         # its sensitivity is recorded with the first block.
@@ -336,7 +336,6 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         state["sums"] = (a + s1, b + s2, c + total)
         state["n"] += X.shape[0]
         state["calls"] = state.get("calls", 0) + 1
-        state["failed"] = False
 
     def _publish(self, state: dict) -> None:
         """Means and variances from the noisy sums (post-processing only)."""
@@ -394,6 +393,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         state = self._start(X, w, weight_bound(sample_weight, self.max_weight))
         self._release(state, X, w)
         self._publish(state)
+        state["failed"] = False  # the call completed (a warning raised as an error does not)
         self._state = state
         return self
 
@@ -433,6 +433,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
             check_stream_continues(state)
         self._release(state, X, w)
         self._publish(state)
+        state["failed"] = False  # the call completed (a warning raised as an error does not)
         self._state = state
         return self
 

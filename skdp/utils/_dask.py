@@ -471,8 +471,6 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     """
     import dask
 
-    from skdp.utils._validation import _bounded_weights
-
     estimator = getattr(partial_fit, "__self__", None)
     regressor = estimator is not None and is_regressor(estimator)
     max_weight = float(getattr(estimator, "max_weight", 1.0))
@@ -496,19 +494,47 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     check_sizes = getattr(estimator, "_check_call_sizes", None)
     if check_sizes is not None and sizes[calls[0]] > 0:
         check_sizes([sizes[i] for i in calls])
-    for i in calls:
-        Xb, yb, wb = compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
-                                  None if wa is None else wa.blocks[i])
-        # Read again since the check: mapped into what it accepted (see validate_dask),
-        # so that a source changed in between cannot fail a call after earlier releases.
-        Xb = _capped(Xb)
-        if regressor and yb is not None:
-            yb = _capped(yb)
-        if wb is not None:
-            wb = _bounded_weights(wb, max_weight)
-        args = (Xb,) if y is None else (Xb, yb)
-        kwargs = {} if sample_weight is None else {"sample_weight": wb}
-        if classes is not None:
-            kwargs["classes"], classes = classes, None
-        partial_fit(*args, **kwargs)
+    released = False
+    try:
+        for i in calls:
+            _partial_fit_partition(partial_fit, i, Xa, ya, wa, y, sample_weight, classes,
+                                   regressor, max_weight)
+            classes, released = None, True
+    except BaseException:
+        # Earlier partitions were released: a retry would release them again. The
+        # stream ends here (skdp.base.check_stream_continues); a failing call marks
+        # its own stream once it has begun drawing.
+        if released:
+            _end_stream(estimator)
+        raise
     return estimator
+
+
+def _end_stream(estimator) -> None:
+    """Mark the stream of ``estimator`` (or of the moment stream it wraps) as failed."""
+    state = getattr(estimator, "_state", None)
+    if not isinstance(state, dict):  # PrivateGaussianDensity continues its moment stream
+        state = getattr(getattr(estimator, "_moments", None), "_state", None)
+    if isinstance(state, dict):
+        state["failed"] = True
+
+
+def _partial_fit_partition(partial_fit, i, Xa, ya, wa, y, sample_weight, classes, regressor,
+                           max_weight) -> None:
+    """One call of :func:`partial_fit_over_partitions`: partition i, read and mapped."""
+    from skdp.utils._validation import _bounded_weights
+
+    Xb, yb, wb = compute(Xa.blocks[i], None if ya is None else ya.blocks[i],
+                         None if wa is None else wa.blocks[i])
+    # Read again since the check: mapped into what it accepted (see validate_dask),
+    # so that a source changed in between cannot fail a call after earlier releases.
+    Xb = _capped(Xb)
+    if regressor and yb is not None:
+        yb = _capped(yb)
+    if wb is not None:
+        wb = _bounded_weights(wb, max_weight)
+    args = (Xb,) if y is None else (Xb, yb)
+    kwargs = {} if sample_weight is None else {"sample_weight": wb}
+    if classes is not None:
+        kwargs["classes"] = classes
+    partial_fit(*args, **kwargs)
