@@ -197,9 +197,18 @@ def test_a_partial_fit_interrupted_between_partitions_ends_the_stream(client, na
     monkeypatch.setattr(dask_module, "compute", interrupted)
     with pytest.raises(KeyboardInterrupt):
         est.partial_fit(*args)
-    monkeypatch.setattr(dask_module, "compute", real)
+    # The retry is refused before any partition is read (it read them all before).
+    retry_reads = []
+
+    def counted(*collections):
+        retry_reads.append(1)
+        return real(*collections)
+
+    monkeypatch.setattr(dask_module, "compute", counted)
     with pytest.raises(ValueError, match="failed after it began drawing"):
         est.partial_fit(*args)
+    assert retry_reads == []
+
 
 def test_dask_partial_fit_passes_the_weights_of_each_partition(client):
     # The scaler's Dask partial_fit passed the weights as y (ignored).

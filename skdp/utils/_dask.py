@@ -472,6 +472,11 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     import dask
 
     estimator = getattr(partial_fit, "__self__", None)
+    stream = _stream_state(estimator)
+    if stream:  # a stream under way that cannot continue is refused before any read
+        from skdp.base import check_stream_continues
+
+        check_stream_continues(stream)
     regressor = estimator is not None and is_regressor(estimator)
     max_weight = float(getattr(estimator, "max_weight", 1.0))
     # A stream under way keeps the weight bound of its first call (1 if that had no
@@ -510,12 +515,18 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     return estimator
 
 
-def _end_stream(estimator) -> None:
-    """Mark the stream of ``estimator`` (or of the moment stream it wraps) as failed."""
+def _stream_state(estimator) -> dict | None:
+    """The state of the stream of ``estimator`` (or of the moment stream it wraps), if any."""
     state = getattr(estimator, "_state", None)
     if not isinstance(state, dict):  # PrivateGaussianDensity continues its moment stream
         state = getattr(getattr(estimator, "_moments", None), "_state", None)
-    if isinstance(state, dict):
+    return state if isinstance(state, dict) else None
+
+
+def _end_stream(estimator) -> None:
+    """Mark the stream of ``estimator`` (or of the moment stream it wraps) as failed."""
+    state = _stream_state(estimator)
+    if state is not None:
         state["failed"] = True
 
 
