@@ -5,6 +5,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import has_fit_parameter
 
 from skdp.accounting import mu_from_epsilon_delta
 from skdp.decomposition import DPPCA
@@ -61,20 +62,27 @@ WEIGHTS_ARE_NOT_REPEATS = {
     "check_sample_weight_equivalence_on_dense_data":
         "weights enter the sensitivity (max_weight, 1 without weights) and the noise follows the "
         "public row count: weight 2 != a repeated row"}
-# (check_all_zero_sample_weights_error passes: any sample_weight raises there.)
 PER_ROW_HAS_NO_WEIGHTS = {
     name: "release='per_row' streams rows one per step and takes no sample_weight"
     for name in ("check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
                  "check_sample_weights_list", "check_sample_weights_shape",
                  "check_sample_weights_not_overwritten",
-                 "check_sample_weight_equivalence_on_dense_data")}
+                 "check_sample_weight_equivalence_on_dense_data",
+                 "check_all_zero_sample_weights_error")}
 # Refused whenever weights are passed, unit weights included (a rule on their values
 # would accept a table of unit weights and refuse its neighbour).
 _NO_WEIGHTS = {name: "sample_weight is not supported with scale_then_privatize" for name in (
     "check_sample_weights_list", "check_sample_weights_not_overwritten",
     "check_sample_weight_equivalence_on_dense_data",
     "check_classifiers_one_label_sample_weights", "check_sample_weights_shape",
-    "check_sample_weights_pandas_series", "check_sample_weights_not_an_array")}
+    "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
+    "check_all_zero_sample_weights_error")}
+# Each weight lies in [0, max_weight]: refusing the table whose weights are all 0 while
+# fitting its neighbour, where one row weighs 1, would tell the two apart by an error.
+ZERO_WEIGHTS_ARE_DATA = {
+    "check_all_zero_sample_weights_error":
+        "weights that are all 0 are a neighbour of a table where one row weighs 1: the fit "
+        "releases noise instead of an error that would tell the two apart"}
 EXPECTED_FAILED = {name: WEIGHTS_ARE_NOT_REPEATS for name in (
     "AdaSSPRegressor", "DPLinearRegressionGD", "DPSGDRegressor", "DPSGDClassifier",
     "DPStandardScaler", "DPPCA")}
@@ -82,6 +90,8 @@ EXPECTED_FAILED = {name: WEIGHTS_ARE_NOT_REPEATS for name in (
 
 def _expected_failed_checks(estimator):
     expected = dict(EXPECTED_FAILED.get(type(estimator).__name__, {}))
+    if has_fit_parameter(estimator, "sample_weight"):
+        expected.update(ZERO_WEIGHTS_ARE_DATA)
     if getattr(estimator, "release", None) == "per_row":
         expected.update(PER_ROW_HAS_NO_WEIGHTS)
     if getattr(estimator, "private_moments", None) == "scale_then_privatize" and \

@@ -8,6 +8,7 @@ is in ``docs/user_guide/hostile_input.rst`` (a test below keeps the two in
 step).
 """
 
+import inspect
 import re
 import traceback
 import warnings
@@ -341,6 +342,35 @@ def test_a_weight_bound_beyond_1e10_is_refused_before_the_charge(name):
         _fit(name, X, y, est)
     assert est.accountant.spent_mu == 0.0
     _fit(name, X, y, est.set_params(max_weight=MAX_WEIGHT))
+
+
+WEIGHTED = sorted(n for n in ESTIMATORS
+                  if "sample_weight" in inspect.signature(ESTIMATORS[n][0]().fit).parameters)
+
+
+@pytest.mark.parametrize("name", WEIGHTED)
+def test_weights_that_are_zero_for_every_row_are_fitted_like_their_neighbour(name):
+    # Weights all 0 were refused before the charge, while the neighbour in which one
+    # row weighs 1 was fitted: an adversary who sets every other row's weight to 0
+    # learned by the error whether the target's weight was 0 (the DP-GD audit of
+    # session 23). Both tables are now fitted and charged alike; the fit of the
+    # all-zero table releases noise.
+    from skdp.accounting import BudgetAccountant
+    from skdp.mechanisms import composed_mu, record_releases
+
+    X, y = _data(name, ESTIMATORS[name][1])
+    spent = []
+    for first in (1.0, 0.0):
+        w = np.r_[first, np.zeros(X.shape[0] - 1)]
+        acc = BudgetAccountant(epsilon=10, delta=1e-5)
+        est = ESTIMATORS[name][0]().set_params(accountant=acc)
+        with record_releases() as log, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(*((X, y) if name in SUPERVISED else (X,)), sample_weight=w)
+        _assert_finite_release(est)
+        assert composed_mu(log) == pytest.approx(acc.spent_mu, rel=1e-9)
+        spent.append(acc.spent_mu)
+    assert spent[0] == spent[1] > 0
 
 
 

@@ -67,7 +67,12 @@ from skdp.utils._dask import is_dask, read
 from skdp.utils._progress import Progress
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
-from skdp.utils._validation import _cap, validate_new_rows, validate_private
+from skdp.utils._validation import (
+    _cap,
+    check_sample_weight,
+    validate_new_rows,
+    validate_private,
+)
 from skdp.utils._warnings import warn
 
 __all__ = ["DPLinearRegressionGD", "dp_gradient_descent"]
@@ -226,7 +231,7 @@ def _leverage(X, root, fit_intercept):
 
 def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_rate: float,
                         n_iter: int, rng: np.random.Generator, fit_intercept: bool = True,
-                        theta0=None, preconditioner=None, sample_weight=None, leverage=None,
+                        theta0=None, preconditioner=None, sample_weight=None,
                         progress=None, max_weight: float = 1.0) -> np.ndarray:
     """Full-batch DP gradient descent for least squares (Brown et al. 2024, Algorithm 1).
 
@@ -257,15 +262,16 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     theta0 : ndarray, optional
         Start (default zeros).
     preconditioner : ndarray of shape (q, q), optional
-        Symmetric P (default the identity), public: a function of earlier
-        private releases only.
+        P (default the identity), public: a function of earlier private
+        releases only. The gradients are clipped in the norm ``||P z_i||``
+        of the released ``P g_i``, so any P keeps the sensitivity.
     sample_weight : ndarray of shape (n,), optional
-    leverage : ndarray of shape (n,), optional
-        ``||P z_i||``, if already computed.
+        Weights in ``[0, max_weight]``, checked before the first draw.
     progress : Progress, optional
     max_weight : float, default=1.0
-        W, the bound on a row's weight (1 without weights): each step is
-        recorded as a release of sensitivity ``2 W clip_norm / n``.
+        W, the bound on a row's weight: each step is recorded as a release
+        of sensitivity ``2 W clip_norm / n``. Rows without weights weigh 1,
+        so without ``sample_weight`` the bound is at least 1.
 
     Returns
     -------
@@ -274,11 +280,28 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
     """
     if not is_dask(X):  # values beyond MAX_ABS capped once, as the estimator's input is
         X, y = _cap(np.asarray(X, dtype=float)), _cap(np.asarray(y, dtype=float))
+    w = check_sample_weight(sample_weight, X.shape[0], max_weight)
+    W = float(max_weight) if w is not None else max(float(max_weight), 1.0)
+    P = None if preconditioner is None else np.asarray(preconditioner, dtype=float)
+    # ||P z_i||: projected_row_norms takes R and gives ||R^T z_i||.
+    lev = _leverage(X, None if P is None else P.T, fit_intercept)
+    if is_dask(lev):
+        (lev,) = _persist(lev)
+    return _gradient_steps(X, y, w, lev, clip_norm=clip_norm, noise_std=noise_std,
+                           learning_rate=learning_rate, n_iter=n_iter, rng=rng,
+                           fit_intercept=fit_intercept, theta0=theta0, preconditioner=P,
+                           progress=progress, max_weight=W)
+
+
+def _gradient_steps(X, y, w, lev, *, clip_norm: float, noise_std: float, learning_rate: float,
+                    n_iter: int, rng: np.random.Generator, fit_intercept: bool, theta0,
+                    preconditioner, progress, max_weight: float) -> np.ndarray:
+    """:func:`dp_gradient_descent` on checked inputs: weights within ``max_weight``,
+    ``lev`` the norms ``||P z_i||`` (the estimator's, computed once per fit)."""
     n, p = X.shape
     q = p + int(fit_intercept)
     theta = np.zeros(q) if theta0 is None else np.array(theta0, dtype=float)
-    P = None if preconditioner is None else np.asarray(preconditioner, dtype=float)
-    lev = _leverage(X, P, fit_intercept) if leverage is None else leverage
+    P = preconditioner
     iterates = np.empty((n_iter, q))
     blocks = _block_rows(p)
     step_sens = 2.0 * float(max_weight) * float(clip_norm) / n
@@ -288,7 +311,7 @@ def dp_gradient_descent(X, y, *, clip_norm: float, noise_std: float, learning_ra
         for t in range(n_iter):
             block = partial(_gradient_block, theta=theta, clip_norm=clip_norm,
                             fit_intercept=fit_intercept)
-            grad = sum_rows(block, X, y, sample_weight, lev, block_rows=blocks) / n
+            grad = sum_rows(block, X, y, w, lev, block_rows=blocks) / n
             # The release is P grad (each row's P g_i clipped to clip_norm)
             # plus noise; the step is P times it (post-processing).
             released = gaussian_release(grad if P is None else P @ grad, noise_std, rng,
@@ -1102,12 +1125,12 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         noise_std = math.sqrt(total) * 2.0 * W * clip / (n * mus["gradient_descent"])
         theta0 = self._start(data, gram)
         progress = Progress(self.verbose, total, type(self).__name__)
-        iterate_runs = [dp_gradient_descent(data.X, data.y, clip_norm=clip, noise_std=noise_std,
-                                            learning_rate=data.eta, n_iter=per_run, rng=rng,
-                                            fit_intercept=self.fit_intercept, theta0=theta0,
-                                            preconditioner=gram.root, sample_weight=data.w,
-                                            leverage=gram.leverage, progress=progress,
-                                            max_weight=W)
+        # Inputs checked by _validate; the leverage is the Gram release's (P symmetric).
+        iterate_runs = [_gradient_steps(data.X, data.y, data.w, gram.leverage, clip_norm=clip,
+                                        noise_std=noise_std, learning_rate=data.eta,
+                                        n_iter=per_run, rng=rng, fit_intercept=self.fit_intercept,
+                                        theta0=theta0, preconditioner=gram.root,
+                                        progress=progress, max_weight=W)
                         for _ in range(runs)]
         progress.close()
         if runs > 1:

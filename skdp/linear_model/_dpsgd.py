@@ -719,10 +719,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         else:  # the first call fixed the weight bound of the stream's noise
             check_stream_continues(self._state)
             W = self._state["W"]
-            # Rows that all weigh 0 add nothing; refusing them would single out this call.
-            check_stream_weights(sample_weight, X.shape[0], self._state["params"]["max_weight"], W,
-                                 allow_all_zero=True)
-            w = check_weights(sample_weight, X.shape[0], W, allow_all_zero=True)
+            check_stream_weights(sample_weight, X.shape[0], self._state["params"]["max_weight"], W)
+            w = check_weights(sample_weight, X.shape[0], W)
         # Whether weights were passed (public), not their values: unit weights come back
         # from check_weights as None, and a rule on w would reject a neighbour.
         if sample_weight is not None and (self.private_moments if first

@@ -10,13 +10,12 @@ from skdp.utils._validation import check_sample_weight
 __all__ = ["check_weights"]
 
 
-def check_weights(sample_weight, n_samples: int, max_weight: float, *,
-                  allow_all_zero: bool = False):
-    """:func:`skdp.utils._validation.check_sample_weight`, and weights that are not all zero.
+def check_weights(sample_weight, n_samples: int, max_weight: float):
+    """:func:`skdp.utils._validation.check_sample_weight`, with unit weights as None.
 
-    All-zero weights leave no data to fit (scikit-learn's convention is a
-    ValueError); like every weight check it runs before any budget is charged.
-    Unit weights are the unweighted fit, bit for bit: they come back as None.
+    Like every weight check it runs before any budget is charged; weights
+    that are zero for every row are accepted (see there). Unit weights are
+    the unweighted fit, bit for bit: they come back as None.
     The weight bound does not change with them (:func:`skdp.base.weight_bound`
     is ``max_weight`` whenever weights were passed), so a statistic that
     counts a row as ``w_i / W`` must count ``1 / W`` for None, and no rule may
@@ -28,15 +27,12 @@ def check_weights(sample_weight, n_samples: int, max_weight: float, *,
     sample_weight : array-like of shape (n_samples,) or None
     n_samples : int
     max_weight : float
-    allow_all_zero : bool, default=False
-        For the calls of a stream after the first (see
-        :func:`skdp.utils._validation.check_sample_weight`).
 
     Returns
     -------
     ndarray of shape (n_samples,) or None
     """
-    w = check_sample_weight(sample_weight, n_samples, max_weight, allow_all_zero=allow_all_zero)
+    w = check_sample_weight(sample_weight, n_samples, max_weight)
     if w is not None and not is_dask(w) and np.all(w == 1.0):
         return None  # the same sums, bit for bit, without the multiplications
     return w

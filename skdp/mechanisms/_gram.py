@@ -139,8 +139,7 @@ def private_gram(X, y=None, *, fit_intercept: bool, norm_bound: float, mu: float
         y = None if y is None else capped_values(_as_array(y, "y"))
     # The noise is sized for max_weight: a heavier (or non-finite) weight is refused
     # before the draw, as the estimators' validation does.
-    sample_weight = check_sample_weight(sample_weight, X.shape[0], max_weight,
-                                        allow_all_zero=True)
+    sample_weight = check_sample_weight(sample_weight, X.shape[0], max_weight)
     block = partial(_gram_block, fit_intercept=fit_intercept, norm_bound=float(norm_bound),
                     intercept_value=float(intercept_value), x_scale=float(x_scale))
     gram = sum_rows(block, X, y, sample_weight, block_rows=int(chunk_size))

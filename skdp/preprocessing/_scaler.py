@@ -424,9 +424,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         state = None if first else self._state
         X = validate_private(self, X, reset=first, dtype=np.float64)
         W = weight_bound(sample_weight, self.max_weight) if first else state["W"]
-        # After the first call, rows that all weigh 0 add nothing (no error after the charge).
-        w = check_stream_weights(sample_weight, X.shape[0], self.max_weight, W,
-                                 allow_all_zero=not first)
+        w = check_stream_weights(sample_weight, X.shape[0], self.max_weight, W)
         if first:
             state = self._start(X, w, W)
         else:

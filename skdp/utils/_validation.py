@@ -160,9 +160,15 @@ def _cap(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
-                        allow_all_zero: bool = False):
+def check_sample_weight(sample_weight, n_samples: int, max_weight: float):
     """Validate weights against their declared bound; None stays None.
+
+    Weights that are zero for every row are accepted (unlike scikit-learn,
+    which refuses them): each weight lies in the domain ``[0, max_weight]``,
+    and refusing the table whose weights are all 0 while fitting its
+    neighbour, in which one row weighs 1, would tell the two apart by an
+    error. Such a fit releases noise only, and says so through the
+    estimator's own warnings.
 
     Parameters
     ----------
@@ -170,12 +176,6 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
     n_samples : int
     max_weight : float
         The public bound (a hyper-parameter), > 0 and finite.
-    allow_all_zero : bool, default=False
-        Accept weights that are zero for every row. A later call of a stream
-        must (its rows then add nothing): the stream is charged already, and
-        refusing a call whose rows all weigh 0 while running its neighbour,
-        one of whose rows weighs more, would tell them apart after the
-        charge.
 
     Returns
     -------
@@ -195,8 +195,7 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
     if sample_weight is None:
         return None
     if is_dask(sample_weight):
-        return _check_dask_weights(sample_weight, n_samples, max_weight,
-                                   allow_all_zero=allow_all_zero)
+        return _check_dask_weights(sample_weight, n_samples, max_weight)
     complex_, numeric = False, True
     try:
         w = np.asarray(sample_weight)
@@ -215,18 +214,13 @@ def check_sample_weight(sample_weight, n_samples: int, max_weight: float, *,
         raise ValueError("sample_weight contains NaN or infinite values.")
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative.")
-    if not allow_all_zero and not np.any(w > 0):
-        # A table that weighs nothing is a user mistake, raised like any other
-        # schema error (see the threat model: errors name problems, not values).
-        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     if np.any(w > max_weight):
         raise ValueError(f"sample_weight exceeds max_weight={max_weight:g}; declare a larger "
                          "max_weight (it scales the noise) or cap the weights.")
     return w
 
 
-def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound: float, *,
-                         allow_all_zero: bool = False):
+def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound: float):
     """Weights of one call of a stream whose noise was calibrated for weights up to ``bound``.
 
     The first call fixes ``bound`` (:func:`skdp.base.weight_bound`):
@@ -239,8 +233,6 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
     n_samples : int
     max_weight : float
     bound : float
-    allow_all_zero : bool, default=False
-        As in :func:`check_sample_weight`: True for the calls after the first.
 
     Returns
     -------
@@ -262,8 +254,8 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
     # Dask weights are checked against the stream's bound too (partition by partition):
     # a weight above it would count more than the noise of the stream allows.
     if is_dask(sample_weight) and bound < float(max_weight):
-        check_sample_weight(sample_weight, n_samples, bound, allow_all_zero=allow_all_zero)
-    w = check_sample_weight(sample_weight, n_samples, max_weight, allow_all_zero=allow_all_zero)
+        check_sample_weight(sample_weight, n_samples, bound)
+    w = check_sample_weight(sample_weight, n_samples, max_weight)
     if w is not None and not is_dask(w) and np.any(w > bound):
         raise ValueError(
             "This stream started without sample_weight, so its noise is calibrated for rows of "
@@ -272,7 +264,8 @@ def check_stream_weights(sample_weight, n_samples: int, max_weight: float, bound
     return w
 
 
-def _weight_block(w, max_weight, index, rows=False):
+def _weight_block(w, max_weight, index) -> int:
+    """Check one partition of Dask weights; its number of rows."""
     if np.iscomplexobj(w):
         raise _SchemaError(f"sample_weight: partition {index} holds complex numbers.")
     w = as_float64(w, _SchemaError(f"sample_weight: partition {index} holds values that are "
@@ -284,11 +277,10 @@ def _weight_block(w, max_weight, index, rows=False):
     if np.any(w > max_weight):
         raise _SchemaError(f"sample_weight exceeds max_weight={max_weight:g} in partition {index}; "
                          "declare a larger max_weight (it scales the noise) or cap the weights.")
-    return (w.sum(), w.shape[0]) if rows else w.sum()
+    return w.shape[0]
 
 
-def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
-                        allow_all_zero: bool = False):
+def _check_dask_weights(sample_weight, n_samples: int, max_weight: float):
     """Dask weights, checked partition by partition in one pass (before any charge)."""
     import dask
     import dask.array as da
@@ -302,14 +294,11 @@ def _check_dask_weights(sample_weight, n_samples: int, max_weight: float, *,
     if any(np.isnan(c) for c in w.chunks[0]):
         raise ValueError("sample_weight is a Dask array with unknown chunk sizes; call "
                          "compute_chunk_sizes() first.")
-    checked = compute(*[dask.delayed(_weight_block)(b, max_weight, i, True)
+    checked = compute(*[dask.delayed(_weight_block)(b, max_weight, i)
                              for i, b in enumerate(w.to_delayed().ravel())])
-    if tuple(m for _, m in checked) != tuple(w.chunks[0]):
+    if tuple(checked) != tuple(w.chunks[0]):
         raise ValueError("sample_weight's partitions hold other numbers of rows than its "
                          "chunks declare: build it with its true chunk sizes.")
-    totals = [t for t, _ in checked]
-    if not allow_all_zero and not sum(totals) > 0:
-        raise ValueError("sample_weight is zero for every row: there is nothing to fit.")
     # Read again for each release: should the source change after this check, the
     # weights are mapped into [0, max_weight] (NaN to 0), value by value, so that no
     # row ever weighs more than the noise allows.
