@@ -908,6 +908,36 @@ def test_summary_notes_say_what_the_intervals_cover_and_what_clipping_saw():
     assert unchecked.clip_check_resolution_ is None
 
 
+def test_a_column_far_from_zero_against_its_spread_is_named():
+    # A new user's raw table (session 23): a calendar year beside a rare 0/1 column,
+    # no bounds, epsilon 10. The private row bound is set by the year (about
+    # 2,000), so the Gram matrix resolves the year's level but neither its
+    # variation nor the 0/1 column; the run barely moved from its pilot there, and
+    # narrow intervals missed least squares (female -0.52 and intercept -186 against
+    # intervals around 0), silently. Centred columns (or declared bounds) fix it.
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = pd.DataFrame({"year": rng.integers(1976, 1983, n).astype(float),
+                      "female": (rng.random(n) < 0.1).astype(float)})
+    y = 0.1 * (X["year"] - 1979) - 0.5 * X["female"] + 6.7 + 0.4 * rng.normal(size=n)
+    with pytest.warns(UserWarning, match=r"Column\(s\) \['year'\] lie far from 0"):
+        reg = DPLinearRegressionGD(epsilon=10.0, random_state=0).fit(X, y)
+    assert "uncentred" in reg.fit_warnings_ and "year" in reg.unresolved_features_
+    assert any("far from 0 against their spread" in note
+               for note in reg.summary().attrs["notes"])
+    centred = X.assign(year=X["year"] - 1979)
+    bounds = dict(bounds_X=([1976, 0], [1982, 1]), bounds_y=(3, 10))
+    for Xc, kw in ((centred, {}), (X, bounds)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = DPLinearRegressionGD(epsilon=10.0, random_state=0, **kw).fit(Xc, y)
+        assert "uncentred" not in fit.fit_warnings_
+        assert not any("far from 0" in str(w.message) for w in caught)
+        ls = np.linalg.lstsq(np.column_stack([Xc, np.ones(n)]), y, rcond=None)[0]
+        ci = np.asarray(fit.conf_int())
+        assert np.all((ci[:, 0] <= ls) & (ls <= ci[:, 1]))
+
+
 def test_a_budget_too_small_for_the_whole_spectrum_is_not_called_collinearity():
     # x ~ N(0, I_60) on 20,000 rows at epsilon 1: the Gram's noise buries most
     # directions, but no column is collinear and the gradient steps resolve

@@ -6,6 +6,7 @@ import pytest
 from skdp.linear_model._preconditioner import (
     burn_in_steps,
     gram_preconditioner,
+    offset_columns,
     plain_time,
     plan_steps,
     smallest_eigenvalue,
@@ -126,3 +127,23 @@ def test_plain_time_keeps_the_gradient_wander_within_half_the_clip():
                 wander.append(np.linalg.norm(Z, axis=1) * np.abs(Z @ delta))
         ratios.append(np.sqrt(np.mean(np.square(wander))) / (C / 2))
     assert 1.05 <= np.mean(ratios) <= 1.30
+
+
+def test_offset_columns_are_those_far_from_zero_against_their_spread():
+    # A year (mean 1979, sd 2) beside a centred column and a 0/1 column, on the
+    # scale of a raw table's private Gram matrix: the year's second moment is
+    # resolved, its spread (4 / (1 + 1979**2) in the block with the intercept) is
+    # not, and it alone is named. Standardised columns never are: their spread is
+    # their second moment.
+    rng = np.random.default_rng(0)
+    n = 5000
+    Z = np.column_stack([rng.normal(1979.0, 2.0, n), rng.normal(size=n),
+                         rng.random(n) < 0.1, np.ones(n)])
+    a = Z.T @ Z / n
+    assert list(offset_columns(a, sigma=1.0)) == [0]
+    for seed in range(20):  # noisy releases of standardised columns: nothing named
+        g = np.random.default_rng(seed)
+        S = np.column_stack([g.normal(size=(n, 3)), np.ones(n)])
+        assert offset_columns(S.T @ S / n + _wigner(4, 0.05, g), sigma=0.05).size == 0
+    # A resolved spread is no offset: the same year with sigma small enough to see it.
+    assert offset_columns(a, sigma=1e-8).size == 0

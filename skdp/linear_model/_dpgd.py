@@ -45,6 +45,7 @@ from skdp.linear_model._preconditioner import (
     gram_preconditioner,
     max_steps,
     noise_norm,
+    offset_columns,
     plain_time,
     plan_steps,
 )
@@ -524,7 +525,9 @@ norm_bound_ : float
 unresolved_features_ : list of str
     Coefficients (feature names, 'intercept') loading on directions the
     private Gram matrix cannot resolve, as named by the collinearity
-    warning; empty without one.
+    warning, and columns far from 0 against their spread (without declared
+    bounds), as named by the uncentred-columns warning; empty without
+    either.
 preconditioned_ : bool
     Whether the steps used the private Gram matrix's preconditioner, pilot
     and plan. False with ``gram_share=0``, and when no eigenvalue of the
@@ -533,7 +536,8 @@ preconditioned_ : bool
     the release.
 fit_warnings_ : dict
     The warnings the fit raised that qualify its intervals, message by
-    kind: 'unresolved' (collinearity), 'not_converged' (the noise cut the
+    kind: 'unresolved' (collinearity), 'uncentred' (columns far from 0
+    against their spread, without declared bounds), 'not_converged' (the noise cut the
     planned steps and the estimate keeps part of the start's error),
     'clipping' (the clipping check), 'drift' (the
     iterates still drift) and 'noise' (the coefficients are on average
@@ -1062,6 +1066,9 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             pre = gram_preconditioner(gram * np.outer(scale, scale),
                                       gram_std * norm_bound**2, data.n, gram_std * label_bound**2)
             unresolved, warned = self._warn_unresolved(pre, entry_std, q)
+            if self.fit_intercept and data.bx is None:
+                a_hat = (gram * np.outer(scale, scale))[:q, :q] / data.n
+                unresolved, warned = self._warn_offset(a_hat, entry_std, unresolved, warned)
             # Its trace estimates the rows' mean squared norm (noise std sqrt(q)
             # entry stds; floored there), which sets a plain run's step.
             row_moment = max(float(np.trace(gram[:q, :q])) * norm_bound**2 / data.n,
@@ -1274,6 +1281,29 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         warn(message, UserWarning)
         return names, {"unresolved": message}
 
+    def _warn_offset(self, a_hat: np.ndarray, entry_std: float, unresolved: list,
+                     warned: dict) -> tuple[list[str], dict]:
+        """Warn about columns far from 0 against their spread (:func:`offset_columns`).
+
+        Only without declared bounds: declared bounds centre and scale every
+        column into [-1, 1]. Adds the columns to ``unresolved`` and the
+        message to ``warned`` under 'uncentred'.
+        """
+        found = offset_columns(a_hat, entry_std)
+        if found.size == 0:
+            return unresolved, warned
+        names = [self._coef_names()[j] for j in found]
+        message = (
+            f"Column(s) {names} lie far from 0 against their spread: the private Gram matrix "
+            "resolves their level but not their variation around it, so neither their "
+            "coefficients nor the intercept is resolved at this budget, and the estimate may "
+            "not have moved from its start there while its intervals look narrow. Centre or "
+            "standardise the columns first (skdp.preprocessing.DPStandardScaler in a "
+            "Pipeline), or declare bounds_X and bounds_y, which centre and scale them.")
+        warn(message, UserWarning)
+        merged = unresolved + [name for name in names if name not in unresolved]
+        return merged, dict(warned, uncentred=message)
+
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,
               gram: _GramRelease, drift: np.ndarray,
               start_left: float) -> tuple[float | None, dict]:
@@ -1297,8 +1327,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 "clipping bite on the noisy iterates), and the estimate keeps "
                 f"{start_left:.0%} of the start's error in its slowest direction: it may not "
                 "have converged in the directions the data barely determine, and the "
-                "intervals may not cover there. More rows, a larger epsilon or tighter bounds "
-                "help.")
+                "intervals may not cover there. Standardised columns, tighter declared bounds, "
+                "more rows or a larger epsilon help.")
         elif gram.pre is None and self.n_iter is None and start_left >= START_LEFT:
             # Without a preconditioner there is no plan to cut, but the fixed plain steps
             # may still leave the start (0) unforgotten along nearly collinear columns.
@@ -1592,7 +1622,12 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             notes.append("The noise is as large as the signal (the coefficients are on "
                          "average within one standard error of zero): the point estimate "
                          "may predict worse than the mean; the intervals account for it.")
+        if "uncentred" in raised:
+            notes.append("Columns far from 0 against their spread (named in the warning): "
+                         "their coefficients and the intercept are not resolved at this "
+                         "budget, and their intervals may not cover; centre or standardise "
+                         "them, or declare bounds_X and bounds_y.")
         if unresolved:
-            notes.append(f"Not identified separately at this budget (nearly collinear): "
-                         f"{', '.join(map(str, unresolved))}.")
+            notes.append(f"Not identified separately at this budget (nearly collinear or "
+                         f"uncentred): {', '.join(map(str, unresolved))}.")
         return notes

@@ -67,7 +67,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Preconditioner", "burn_in_steps", "gram_preconditioner", "max_steps", "noise_norm",
-           "plain_time", "plan_steps", "smallest_eigenvalue"]
+           "offset_columns", "plain_time", "plan_steps", "smallest_eigenvalue"]
 
 #: Ridge in units of the Gram noise std per row: 2 sqrt(q) + RIDGE_MARGIN.
 RIDGE_MARGIN = 6.0
@@ -138,6 +138,44 @@ def noise_norm(sigma: float, q: int, margin: float) -> float:
     largest eigenvalue (:data:`RIDGE_MARGIN` for the ridge).
     """
     return sigma * (2.0 * math.sqrt(q) + margin)
+
+
+def offset_columns(a_hat: np.ndarray, sigma: float) -> np.ndarray:
+    """Columns that the private Gram matrix sees but cannot tell from the intercept.
+
+    For column j and the intercept (the last coordinate), the 2 x 2 block
+    ``[[a_jj, a_j0], [a_j0, a_00]]`` of ``A_hat``: its smallest eigenvalue
+    is the column's spread around its mean (for unit weights, ``var_j / (1 +
+    mean_j**2)``), its entry ``a_jj`` the column's second moment. A column
+    whose second moment clears the typical noise norm of the block, ``t =
+    2 sqrt(2) sigma``, four times over while its spread stays below t lies
+    far from 0 against its spread (a calendar year, a price level): the
+    Gram matrix resolves its level but not its variation, so neither its
+    coefficient nor the intercept is resolved, and the run, from a pilot
+    shrunk to 0 there, barely moves along that direction. Centred or
+    standardised columns never meet the test, since their spread is their
+    second moment. Post-processing of the release.
+
+    Parameters
+    ----------
+    a_hat : ndarray of shape (q, q)
+        The private ``Z^T W Z / n`` with the intercept last.
+    sigma : float
+        Noise std of an entry of ``a_hat``.
+
+    Returns
+    -------
+    ndarray of int
+        The indices j < q - 1 of such columns.
+    """
+    q = a_hat.shape[0]
+    t = 2.0 * math.sqrt(2.0) * float(sigma)
+    found = []
+    for j in range(q - 1):
+        block = a_hat[np.ix_([j, q - 1], [j, q - 1])]
+        if np.linalg.eigvalsh(block)[0] < t and a_hat[j, j] > 4.0 * t:
+            found.append(j)
+    return np.array(found, dtype=int)
 
 
 def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
