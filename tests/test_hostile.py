@@ -500,3 +500,36 @@ def test_schema_errors_keep_no_context_quoting_the_value():
             call()
         assert secret not in str(info.value), name
         assert info.value.__context__ is None, name
+
+
+@pytest.mark.parametrize("name", ["DPLinearRegressionGD", "AdaSSPRegressor", "DPSGDRegressor",
+                                  "DPStandardScaler"])
+def test_bounds_by_column_name_are_aligned_to_the_columns(name):
+    # A new user's trial (session 23): a data dictionary's bounds as pandas Series in
+    # another order than X's columns were applied by position, so 'dose' was clipped
+    # to age's range [18, 90] without a word (DP-GD's dose coefficient -0.46 for
+    # -0.1). Series and dicts now apply by name; names that do not match X's raise.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.uniform(18, 90, 400), "dose": rng.uniform(0, 500, 400)})
+    y = 0.01 * X["age"] - 0.001 * X["dose"]
+    lo, hi = pd.Series({"dose": 0.0, "age": 18.0}), pd.Series({"dose": 500.0, "age": 90.0})
+    param = "bounds" if name == "DPStandardScaler" else "bounds_X"
+    extra = {} if name == "DPStandardScaler" else {"bounds_y": (-1.0, 1.0)}
+
+    def fitted(bounds, data=X):
+        est = ESTIMATORS[name][0]().set_params(**{param: bounds}, **extra)
+        return _fit(name, data, y, est)
+
+    by_name = fitted((lo, hi))
+    by_dict = fitted((lo.to_dict(), hi.to_dict()))
+    in_order = fitted(([18.0, 0.0], [90.0, 500.0]))
+    for est in (by_name, by_dict):
+        for attr in ("coef_", "intercept_", "mean_", "scale_"):
+            if hasattr(in_order, attr):
+                np.testing.assert_array_equal(getattr(est, attr), getattr(in_order, attr))
+    for bad, match in (((lo.rename({"age": "Age"}), hi), "missing: \\['age'\\]"),
+                       ((lo.drop("age"), hi), "missing")):
+        with pytest.raises(ValueError, match=match):
+            fitted(bad)
+    with pytest.raises(ValueError, match="X has no column names"):
+        fitted((lo, hi), data=X.to_numpy())

@@ -47,7 +47,8 @@ Parameters
 %(epsilon)s
 %(delta)s
 bounds_X : tuple (lower, upper) or None, default=None
-    Declared range of every feature (scalars or one value per feature), as in
+    Declared range of every feature (scalars, one value per feature, or
+    Series or dicts keyed by column name), as in
     :class:`DPLinearRegressionGD`: values are clipped to it, the fit runs on
     the columns mapped to [-1, 1], and ``coef_`` and ``intercept_`` are on the
     original scale. The row bound is then exact, ``sqrt(n_features + 1)``.
@@ -193,7 +194,7 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         w = check_weights(sample_weight, n, self.max_weight)
         W = weight_bound(sample_weight, self.max_weight)
         q = p + int(self.fit_intercept)
-        bx = check_bounds(self.bounds_X, p, "bounds_X")
+        bx = check_bounds(self.bounds_X, p, "bounds_X", getattr(self, "feature_names_in_", None))
         by = check_bounds(self.bounds_y, 1, "bounds_y")
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)

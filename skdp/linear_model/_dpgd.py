@@ -374,9 +374,10 @@ Parameters
 %(epsilon)s
 %(delta)s
 bounds_X : tuple (lower, upper) or None, default=None
-    Declared range of every feature: two scalars, or two arrays with one value
-    per feature (as in diffprivlib). Known without looking at the data (a data
-    dictionary). Values outside are clipped to it, and the fit runs on the
+    Declared range of every feature: two scalars, two arrays with one value
+    per feature in column order (as in diffprivlib), or two pandas Series
+    (or dicts) keyed by column name, which must name X's columns. Known
+    without looking at the data (a data dictionary). Values outside are clipped to it, and the fit runs on the
     columns mapped to [-1, 1] (centred at the middle of the range and divided
     by half its width; without an intercept only divided by
     ``max(|lower|, |upper|)``). Every result (``coef_``, ``intercept_``,
@@ -1017,7 +1018,7 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         q = p + int(self.fit_intercept)
         w = check_weights(sample_weight, n, self.max_weight)
         W = weight_bound(sample_weight, self.max_weight)
-        bx = check_bounds(self.bounds_X, p, "bounds_X")
+        bx = check_bounds(self.bounds_X, p, "bounds_X", getattr(self, "feature_names_in_", None))
         by = check_bounds(self.bounds_y, 1, "bounds_y")
         declared = self.norm_bound is not None or (bx is not None and by is not None)
         self._shares(declared or self.gram_share == 0)

@@ -350,10 +350,11 @@ fit_intercept : bool, default=True
     Fit an intercept through a constant 1 column that is part of every
     clipped gradient.%(classes)s
 bounds_X : tuple (lower, upper) or None, default=None
-    Declared range of every feature (scalars or one value per feature), known
-    without looking at the data: values are clipped to it and training runs on
-    the columns mapped to [-1, 1] (as in :class:`DPLinearRegressionGD`;
-    ``clip_norm`` applies there); ``coef_`` and ``intercept_`` are on the
+    Declared range of every feature (scalars, one value per feature, or
+    Series or dicts keyed by column name), known without looking at the
+    data: values are clipped to it and training runs on the columns
+    mapped to [-1, 1] (as in :class:`DPLinearRegressionGD`; ``clip_norm``
+    applies there); ``coef_`` and ``intercept_`` are on the
     original scale. Fixed by the first call of a stream.%(bounds_y)s
 %(max_weight)s
 verbose : int, default=0
@@ -730,7 +731,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                              "private_moments='scale_then_privatize'.")
         if first:
             bounds_y = getattr(self, "bounds_y", None)
-            scaling = make_scaling(check_bounds(self.bounds_X, X.shape[1], "bounds_X"),
+            names = getattr(self, "feature_names_in_", None)
+            scaling = make_scaling(check_bounds(self.bounds_X, X.shape[1], "bounds_X", names),
                                    check_bounds(bounds_y, 1, "bounds_y"), X.shape[1],
                                    self.fit_intercept)
             X, Y = scaling.transform(X, Y)

@@ -113,8 +113,9 @@ Parameters
 %(epsilon)s
 %(delta)s
 bounds : tuple (lower, upper) or None, default=None
-    Per-feature bounds (scalars apply to every feature, or one value per
-    feature, as in diffprivlib). Values outside are clipped before the
+    Per-feature bounds (scalars apply to every feature; one value per
+    feature in column order, as in diffprivlib; or pandas Series or dicts
+    keyed by column name, which must name X's columns). Values outside are clipped before the
     release. None finds them privately: the ``1 - bound_quantile`` and
     ``bound_quantile`` quantiles of every feature, by noisy binary search on
     a signed geometric grid (:func:`~skdp.clipping.private_quantiles`).
@@ -291,7 +292,8 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         """Check, charge, find the bounds: the state of the first call (W: the weight bound)."""
         n, d = X.shape
         mu = self._budget_mu()
-        declared = None if self.bounds is None else check_bounds(self.bounds, d)
+        declared = None if self.bounds is None else check_bounds(
+            self.bounds, d, feature_names=getattr(self, "feature_names_in_", None))
         mu_bound = mu * math.sqrt(self.bound_share) if declared is None else 0.0
         q = None if declared is not None else self._searched(n, d, mu_bound, W)
         spent, rng = self._charge(mu)  # before any noise is drawn

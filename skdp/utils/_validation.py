@@ -19,7 +19,10 @@ the cap is beyond every bound the estimators use, so it is clipped anyway.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
+import pandas as pd
 from pandas.api.types import is_bool_dtype, is_numeric_dtype
 from sklearn.utils.validation import validate_data
 
@@ -310,18 +313,23 @@ def _bounded_weights(block, max_weight):
     return np.clip(np.nan_to_num(block, nan=0.0, posinf=max_weight, neginf=0.0), 0.0, max_weight)
 
 
-def check_bounds(bounds, n_values: int, name: str = "bounds"):
+def check_bounds(bounds, n_values: int, name: str = "bounds", feature_names=None):
     """Declared ``(lower, upper)`` bounds as two float arrays of length ``n_values``; None stays None.
 
-    Scalars apply to every value; the check runs before any budget is charged.
+    Scalars apply to every value; arrays apply by position. A pandas Series
+    or a dict (a data dictionary) applies by column name: its names must be
+    those of X, in any order. The check runs before any budget is charged.
 
     Parameters
     ----------
-    bounds : tuple of (float or array-like, float or array-like) or None
+    bounds : tuple of (float, array-like, Series or dict) or None
     n_values : int
         Features (``bounds_X``, a scaler's ``bounds``) or 1 (``bounds_y``).
     name : str, default="bounds"
         Parameter name, for the error messages.
+    feature_names : array-like of str or None, default=None
+        The names of X's columns (``feature_names_in_``), to which bounds
+        given by name are aligned; None when X had none.
 
     Returns
     -------
@@ -338,6 +346,11 @@ def check_bounds(bounds, n_values: int, name: str = "bounds"):
         return None
     try:
         lower, upper = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper) of scalars or arrays of length "
+                         f"{n_values}.") from None
+    lower, upper = (_by_name(b, name, feature_names) for b in (lower, upper))
+    try:
         lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_values,)).copy()
         upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_values,)).copy()
     except (TypeError, ValueError):
@@ -356,3 +369,29 @@ def check_bounds(bounds, n_values: int, name: str = "bounds"):
     if np.any(upper - lower < 1e-30):
         raise ValueError(f"{name}: every range (upper - lower) must be at least 1e-30.")
     return lower, upper
+
+
+def _by_name(bound, name: str, feature_names):
+    """A bound given as a Series or dict, in the order of ``feature_names``; others unchanged.
+
+    Applying a data dictionary's bounds by position would clip each column to
+    another's range without a word, so names that do not match X's are an
+    error.
+    """
+    if isinstance(bound, pd.Series):
+        keys, values = list(bound.index), bound
+    elif isinstance(bound, Mapping):
+        keys, values = list(bound), bound
+    else:
+        return bound
+    if feature_names is None:
+        raise ValueError(f"{name} gives bounds by column name, but X has no column names: "
+                         "pass X as a DataFrame, or give the bounds as arrays in column order.")
+    names = [str(f) for f in feature_names]
+    by_key = {str(k): k for k in keys}
+    missing = [f for f in names if f not in by_key]
+    extra = [str(k) for k in keys if str(k) not in names]
+    if missing or extra or len(by_key) != len(keys):
+        raise ValueError(f"{name} gives bounds by column name; they must name X's columns "
+                         f"exactly once each (missing: {missing}, not in X: {extra}).")
+    return [values[by_key[f]] for f in names]
