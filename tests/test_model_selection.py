@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import loguniform
-from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import KFold
 from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
-from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import BudgetAccountant, BudgetExceededError, mu_from_epsilon_delta
@@ -223,6 +223,44 @@ def test_bad_grids_fail_before_any_charge_or_noise(estimator, grid, kwargs, erro
     # No fit ran past its charge; an estimator that never charges runs its
     # whole fit in the dry run, whose output is discarded (nothing released).
     assert "fit" not in EVENTS or match == "without charging"
+
+
+def test_an_encoder_with_declared_categories_may_precede_the_private_steps():
+    # A new user's trial (session 23): skdp's own error for non-numeric columns
+    # advised OneHotEncoder(categories=...), and the private search refused it as a
+    # step that learns from the data. With declared categories, no frequency rule
+    # and unknown values ignored it learns nothing (alone or in a ColumnTransformer
+    # whose output cannot switch to sparse with the data's density); the others
+    # are still refused, before any charge.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"j": rng.choice(["a", "b", "c"], 600), "x": rng.normal(size=600)})
+    y = (X["x"] + (X["j"] == "b") > 0.5).astype(int)
+    declared = dict(categories=[["a", "b", "c"]], sparse_output=False, handle_unknown="ignore")
+    grid = {"dpsgdclassifier__epochs": [1, 2]}
+    clf = DPSGDClassifier(classes=[0, 1], clip_norm=1.0)
+    ok = [make_pipeline(OneHotEncoder(**declared), clone(clf)),
+          make_pipeline(ColumnTransformer([("j", OneHotEncoder(**declared), ["j"])],
+                                          remainder="passthrough"), clone(clf))]
+    for pipe in ok:
+        acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+        X_in = X[["j"]] if isinstance(pipe.steps[0][1], OneHotEncoder) else X
+        search = DPGridSearchCV(pipe, grid, epsilon=1.0, accountant=acc, random_state=0)
+        search.fit(X_in, y)
+        assert len(acc.ledger) == 1 and hasattr(search, "best_estimator_")
+    refused = [dict(declared, categories="auto"), dict(declared, handle_unknown="error"),
+               dict(declared, min_frequency=5)]
+    for kwargs in refused:
+        acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+        pipe = make_pipeline(OneHotEncoder(**kwargs), clone(clf))
+        with pytest.raises(ValueError, match="learns from the data without privacy"):
+            DPGridSearchCV(pipe, grid, accountant=acc, random_state=0).fit(X[["j"]], y)
+        assert acc.ledger == []
+    # A sparse encoder in a ColumnTransformer whose output turns sparse below a density.
+    sparse = ColumnTransformer([("j", OneHotEncoder(**dict(declared, sparse_output=True)),
+                                 ["j"])], remainder="passthrough")
+    with pytest.raises(ValueError, match="sparse_threshold=0"):
+        DPGridSearchCV(make_pipeline(sparse, clone(clf)), grid,
+                       random_state=0).fit(X, y)
 
 
 def test_bad_data_in_any_row_fails_before_any_charge():

@@ -18,7 +18,9 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils import get_tags
 
 from skdp.accounting import budget_mu, spent_epsilon
@@ -116,6 +118,32 @@ def _has_privacy_params(cls) -> bool:
     return set(_PRIVACY_PARAMS) <= set(cls._get_param_names())
 
 
+def _learns_nothing(step) -> bool:
+    """Whether fitting a public step learns nothing from the rows (so it may see private ones).
+
+    A stateless step; a ``OneHotEncoder`` whose categories are declared
+    (not 'auto'), with no frequency rule (``min_frequency``,
+    ``max_categories``) and ``handle_unknown='ignore'`` (an unknown value in a
+    validation part must not raise after the search's charge); or a
+    ``ColumnTransformer`` of such parts (and 'drop' or 'passthrough') whose
+    columns are named, indexed or chosen by ``make_column_selector`` (names
+    and dtypes only), and whose output cannot switch between dense and sparse
+    with the data's density (``sparse_threshold=0``, or no sparse encoder).
+    """
+    if isinstance(step, OneHotEncoder):
+        return (not isinstance(step.categories, str) and step.min_frequency is None
+                and step.max_categories is None and step.handle_unknown == "ignore")
+    if isinstance(step, ColumnTransformer):
+        parts = [part for _, part, _ in step.transformers] + [step.remainder]
+        columns = [cols for _, _, cols in step.transformers]
+        sparse = any(isinstance(p, OneHotEncoder) and p.sparse_output for p in parts)
+        return (all(isinstance(p, str) and p in ("drop", "passthrough") or _learns_nothing(p)
+                    for p in parts)
+                and all(not callable(c) or isinstance(c, make_column_selector) for c in columns)
+                and (step.sparse_threshold == 0 or not sparse))
+    return not get_tags(step).requires_fit
+
+
 def private_steps(estimator, prefix: str = "") -> list[tuple[str, object]]:
     """``(parameter prefix, estimator)`` of every private step of an estimator or Pipeline.
 
@@ -156,12 +184,14 @@ def private_steps(estimator, prefix: str = "") -> list[tuple[str, object]]:
                     "of a Pipeline (nested Pipelines included), not inside a "
                     f"{type(step).__name__}. Fit it outside the search, or make each private "
                     "step a step of the Pipeline.")
-            elif get_tags(step).requires_fit:
+            elif not _learns_nothing(step):
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) learns from the data without "
                     "privacy, and the search would fit it on the private rows. Use a private "
-                    "step (an skdp estimator) or a stateless one (e.g. FunctionTransformer with "
-                    "public constants).")
+                    "step (an skdp estimator), a stateless one (e.g. FunctionTransformer with "
+                    "public constants) or an encoder with declared categories "
+                    "(OneHotEncoder(categories=[...], handle_unknown='ignore'), alone or in a "
+                    "ColumnTransformer with sparse_threshold=0).")
         if not found and not prefix:
             raise ValueError("The Pipeline has no private step (an skdp estimator with epsilon, "
                              "delta and accountant parameters) to give the budget to.")

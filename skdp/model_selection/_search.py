@@ -608,8 +608,9 @@ Parameters
 estimator : estimator
     An skdp estimator (with ``epsilon``, ``delta`` and ``accountant``
     parameters) or a :class:`~sklearn.pipeline.Pipeline` whose steps are skdp
-    estimators or stateless transformers (a step that learns from the data
-    without privacy, e.g. ``StandardScaler``, is refused). The search sets
+    estimators, stateless transformers or encoders with declared categories
+    (a step that learns from the data without privacy, e.g.
+    ``StandardScaler``, is refused; see the user guide). The search sets
     the private steps' ``epsilon``, ``accountant`` and ``random_state``;
     their own ``epsilon`` and ``delta`` only fix how they share a
     candidate's budget (see Notes).

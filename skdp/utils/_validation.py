@@ -151,7 +151,8 @@ def _non_numeric_message(estimator, X) -> str:
         if bad:
             return (f"{name} needs numeric data; non-numeric columns: {bad}. Encode categories "
                     "with a category list you know without looking at the data (e.g. "
-                    "OneHotEncoder(categories=...)) and drop free text.")
+                    "OneHotEncoder(categories=[...], handle_unknown='ignore')) and drop free "
+                    "text.")
     return (f"{name} needs numeric data; X or y contains values that are not numbers "
             "(strings or objects). Encode them first.")
 
