@@ -248,7 +248,7 @@ def test_an_encoder_with_declared_categories_may_precede_the_private_steps():
         search.fit(X_in, y)
         assert len(acc.ledger) == 1 and hasattr(search, "best_estimator_")
     refused = [dict(declared, categories="auto"), dict(declared, handle_unknown="error"),
-               dict(declared, min_frequency=5)]
+               dict(declared, min_frequency=5), dict(declared, drop="first")]
     for kwargs in refused:
         acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
         pipe = make_pipeline(OneHotEncoder(**kwargs), clone(clf))

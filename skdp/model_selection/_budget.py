@@ -123,8 +123,9 @@ def _learns_nothing(step) -> bool:
 
     A stateless step; a ``OneHotEncoder`` whose categories are declared
     (not 'auto'), with no frequency rule (``min_frequency``,
-    ``max_categories``) and ``handle_unknown='ignore'`` (an unknown value in a
-    validation part must not raise after the search's charge); or a
+    ``max_categories``), ``handle_unknown='ignore'`` and no ``drop`` (an
+    unknown value in a validation part must neither raise nor warn after
+    the search's charge, and with ``drop`` it warns); or a
     ``ColumnTransformer`` of such parts (and 'drop' or 'passthrough') whose
     columns are named, indexed or chosen by ``make_column_selector`` (names
     and dtypes only), and whose output cannot switch between dense and sparse
@@ -132,7 +133,8 @@ def _learns_nothing(step) -> bool:
     """
     if isinstance(step, OneHotEncoder):
         return (not isinstance(step.categories, str) and step.min_frequency is None
-                and step.max_categories is None and step.handle_unknown == "ignore")
+                and step.max_categories is None and step.handle_unknown == "ignore"
+                and step.drop is None)
     if isinstance(step, ColumnTransformer):
         parts = [part for _, part, _ in step.transformers] + [step.remainder]
         columns = [cols for _, _, cols in step.transformers]
