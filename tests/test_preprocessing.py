@@ -52,6 +52,28 @@ def test_scaler_noise_has_its_calibrated_scale():
     assert means.std(ddof=1) / expected == pytest.approx(1.0, abs=0.14)
 
 
+def test_an_unweighted_scaler_divides_by_the_public_row_count():
+    # A new user's trial (session 23): on 376 rows at epsilon 0.5 the scaler warned
+    # that its released total weight was near its noise, though without weights
+    # the total is the public row count. Rows at u = 0.8 (far from the centre):
+    # with the noisy total the mean's error is sqrt(1 + 0.8**2) = 1.28 times the
+    # sum's noise over n; with n it is the sum's noise alone. 300 fits of 3
+    # features: the sample sd has relative sd 1 / sqrt(2 * 899) = 0.024; 0.12 is 5.
+    n, d = 376, 3
+    X = np.full((n, d), 0.8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning about the total weight
+        means = np.array([DPStandardScaler(epsilon=0.5, bounds=(-1.0, 1.0), random_state=r)
+                          .fit(X).mean_ for r in range(300)])
+    mu = mu_from_epsilon_delta(0.5, 1e-6)
+    expected = math.sqrt(4 * d + 1) / mu / n  # half width 1
+    assert (means - 0.8).std(ddof=1) / expected == pytest.approx(1.0, abs=0.12)
+    # With weights (unit ones included) the released total divides, as before.
+    weighted = np.array([DPStandardScaler(epsilon=0.5, bounds=(-1.0, 1.0), random_state=r)
+                         .fit(X, sample_weight=np.ones(n)).mean_ for r in range(300)])
+    assert (weighted - 0.8).std(ddof=1) / expected == pytest.approx(math.sqrt(1.64), abs=0.15)
+
+
 def test_scaler_api_pandas_roundtrip_and_pipeline():
     X = pd.DataFrame(_table(5000), columns=["age", "ph", "z", "income"])
     scaler = DPStandardScaler(bounds=(LOC - 5 * SCALE, LOC + 5 * SCALE), random_state=0)
@@ -98,8 +120,11 @@ def test_scaler_weights_and_bad_input_before_any_charge():
     bounds = (LOC - 4 * SCALE, LOC + 4 * SCALE)
     a = DPStandardScaler(bounds=bounds, random_state=0).fit(X)
     b = DPStandardScaler(bounds=bounds, random_state=0).fit(X, sample_weight=np.ones(3000))
-    np.testing.assert_array_equal(a.mean_, b.mean_)
-    np.testing.assert_array_equal(a.scale_, b.scale_)
+    # The same releases; without weights the means divide by the public row count,
+    # with them by the released total weight (session 23), 3000 +- 27 here.
+    assert a.noise_stds_ == b.noise_stds_
+    np.testing.assert_allclose(a.mean_, b.mean_, rtol=0.02)
+    np.testing.assert_allclose(a.scale_, b.scale_, rtol=0.02)
     acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
     for kw, fit_kw, match in [
         ({"bounds": (1.0, 1.0)}, {}, "lower bound must be below its upper bound"),

@@ -180,7 +180,10 @@ sensitivity is ``max_weight**2 (4 d + 1)``, the 1 for the total weight. With
 private bounds, the quantile search (``bound_share`` of ``mu**2``) and the
 release compose exactly. ``partial_fit`` releases the sums of each call's
 rows with the same budget and adds them up: private by parallel
-composition only if every row arrives once.
+composition only if every row arrives once. The means divide by the
+released total weight where weights were passed (in any call), and by the
+public row count where none were: the total is then n, and dividing by its
+noisy release only added error (post-processing either way).
 
 **When it fails.** Values beyond the bounds are clipped, which biases both
 the mean and the variance; bounds far wider than the data inflate the
@@ -337,13 +340,18 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         a, b, c = state["sums"]
         state["sums"] = (a + s1, b + s2, c + total)
         state["n"] += X.shape[0]
+        # Whether any call had weights (w is None exactly when none were passed; public).
+        state["weighted"] = state.get("weighted", False) or w is not None
         state["calls"] = state.get("calls", 0) + 1
 
     def _publish(self, state: dict) -> None:
         """Means and variances from the noisy sums (post-processing only)."""
         s1, s2, total = state["sums"]
-        total = _noisy_total(total, state["stds"][2] * math.sqrt(state["calls"]),
-                             state["n"] * state["W"])
+        if state.get("weighted", True):
+            total = _noisy_total(total, state["stds"][2] * math.sqrt(state["calls"]),
+                                 state["n"] * state["W"])
+        else:  # every row weighs 1: the total weight is the public row count
+            total = float(state["n"])
         mean_u = np.clip(s1 / total, -1.0, 1.0)
         half, center = state["half"], state["center"]
         self.mean_ = center + half * mean_u
