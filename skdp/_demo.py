@@ -160,7 +160,11 @@ def _accounting_section() -> None:
 def _stream_section(X, seed, accountant) -> dict:
     # One release of the diabetes table's density, against the non-private Gaussian.
     Xa = np.asarray(X)
-    dens = PrivateGaussianDensity(epsilon=2.0, accountant=accountant, random_state=seed).fit(Xa)
+    with warnings.catch_warnings(record=True) as caught:  # told below, in the demo's words
+        warnings.simplefilter("always")
+        dens = PrivateGaussianDensity(epsilon=2.0, accountant=accountant,
+                                      random_state=seed).fit(Xa)
+    below = [str(w.message).split(":")[0] for w in caught if "below the noise" in str(w.message)]
     from scipy.stats import multivariate_normal
 
     nonprivate = multivariate_normal(Xa.mean(axis=0), np.cov(Xa.T, bias=True)).logpdf(Xa).mean()
@@ -174,7 +178,9 @@ def _stream_section(X, seed, accountant) -> dict:
           f"{err2:.3f} on the second moment\n   (features of unit variance).\n"
           "   PrivateGaussianDensity, epsilon = 2: mean log-likelihood "
           f"{dens.score(Xa):.2f} (non-private Gaussian: {nonprivate:.2f}); "
-          f"norm_bound_ = {dens.norm_bound_:.2f}.\n")
+          f"norm_bound_ = {dens.norm_bound_:.2f}." + (
+              f"\n   It warns: {below[0]}\n   (x4 to x9 are the blood serum measures s1 to s6, "
+              "several of them nearly collinear).\n" if below else "\n"))
     # A synthetic stream of 400 calls of 5 rows in d = 4, inside the unit ball.
     rng = make_rng(seed)
     d, calls, rows = 4, 400, 5

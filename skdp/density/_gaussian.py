@@ -410,8 +410,9 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         The eigenvalue floor is the noise level of the second moment; a
         direction of the released covariance below it holds the noise's
         variance, not the data's, and the projection raises it to the floor.
-        On columns of very different scales the norm bound follows the widest,
-        and the noise it sets buries the narrow ones.
+        Nearly collinear columns give such directions, and so do narrow
+        columns beside wide ones: the norm bound follows the widest, and the
+        noise it sets buries the narrow ones.
         """
         values, vectors = np.linalg.eigh(0.5 * (covariance + covariance.T))
         low = values < floor
@@ -425,10 +426,11 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         warn(f"{int(low.sum())} direction(s) of the private covariance, mostly along {named}, "
              f"have a variance below the noise of the second moment ({floor:.3g}, the "
              "eigenvalue floor they are raised to): there the density shows the noise, not the "
-             "data. One norm bound serves every column, so on columns of very different "
-             "scales the noise it sets buries the narrow ones: standardise the columns first "
-             "(skdp.preprocessing.DPStandardScaler), or use more rows or a larger epsilon.",
-             UserWarning)
+             "data. Such directions come from nearly collinear columns, or from narrow columns "
+             "beside wide ones: one norm bound serves every column, and the noise it sets "
+             "buries the narrow ones, so standardise the columns first "
+             "(skdp.preprocessing.DPStandardScaler). More rows or a larger epsilon resolve "
+             "them.", UserWarning)
 
     @staticmethod
     def _noise_scales(moments, t0: int, t1: int, per_row: bool):
