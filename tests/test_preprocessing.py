@@ -138,7 +138,7 @@ def test_scaler_weights_and_bad_input_before_any_charge():
             continue
         with pytest.raises(ValueError, match=match):
             DPStandardScaler(accountant=acc, **kw).fit(X, **fit_kw)
-    with pytest.raises(ValueError, match="Too few rows"):
+    with pytest.raises(ValueError, match=r"Too few rows.*Declare the bound \(bounds=\.\.\.\)"):
         DPStandardScaler(accountant=acc).fit(X[:50])
     assert acc.ledger == []
 

@@ -212,7 +212,8 @@ def search_noise_std(n_levels: int, n_columns: int, mu: float,
     return math.sqrt(max(1, math.ceil(math.log2(n_levels))) * n_columns) * W / mu
 
 
-def effective_quantile(quantile: float, n: int, noise_std: float, margin: float = 3.0) -> float:
+def effective_quantile(quantile: float, n: int, noise_std: float, margin: float = 3.0,
+                       parameter: str | None = None) -> float:
     """The quantile actually searched for: at most ``1 - margin * noise_std / n``.
 
     Above the largest value every signed count equals ``n (1 - q)``; unless
@@ -229,6 +230,8 @@ def effective_quantile(quantile: float, n: int, noise_std: float, margin: float 
     noise_std : float
         From :func:`search_noise_std`.
     margin : float, default=3.0
+    parameter : str or None, default=None
+        The estimator's parameter that declares the bound, named in the error.
 
     Returns
     -------
@@ -244,8 +247,9 @@ def effective_quantile(quantile: float, n: int, noise_std: float, margin: float 
     if q < 0.5:
         raise ValueError(
             f"Too few rows (n_samples={n}) for a private bound at this budget: the counts of the private "
-            f"quantile have noise sd {noise_std:.3g} rows. Declare the bound (it is then "
-            "free), or give more rows or budget.")
+            f"quantile have noise sd {noise_std:.3g} rows. Declare the bound"
+            + ("" if parameter is None else f" ({parameter}=...)")
+            + " (it is then free), or give more rows or budget.")
     return q
 
 

@@ -375,7 +375,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
 
             std = search_noise_std(geometric_grid().shape[0], 1, mu * math.sqrt(self.bound_share),
                                    W)
-            effective_quantile(self.bound_quantile, n, std)
+            effective_quantile(self.bound_quantile, n, std, parameter="norm_bound")
 
     # -- a table: one release -------------------------------------------------------
 

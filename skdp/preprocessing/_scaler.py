@@ -255,7 +255,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         error) comes before anything is spent.
         """
         std = search_noise_std(_scaler_grid().shape[0], 2 * d, mu, W)
-        q = effective_quantile(self.bound_quantile, n, std)
+        q = effective_quantile(self.bound_quantile, n, std, parameter="bounds")
         if q < self.bound_quantile:
             warn(
                 f"On {n} rows at this budget the private bounds are the "
