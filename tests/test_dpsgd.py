@@ -572,3 +572,11 @@ def test_the_default_stability_floor_stays_in_its_documented_range():
         reg.fit(X, X.sum(axis=1), sample_weight=np.full(2000, 1e-200))
     assert reg.eps_stability_ == 1e-100
     assert np.all(np.isfinite(reg.coef_))
+
+
+def test_a_single_declared_class_is_named_as_the_parameter_error_it_is():
+    # A new user's trial (session 23): classes=["no"] said the label set had one
+    # class, which reads as a fact about the data; it is the declaration.
+    X = np.zeros((100, 2))
+    with pytest.raises(ValueError, match=r"declared classes=\['no'\] hold 1 class"):
+        DPSGDClassifier(classes=["no"]).fit(X, np.array(["yes"] * 100))

@@ -924,6 +924,7 @@ classes_ : ndarray of shape (n_classes,)""",
         """The public label set: given, or read from y with a PrivacyLeakWarning."""
         if classes is None:
             classes = self.classes
+        declared = classes is not None
         if classes is None:
             warn("classes=None: the label set is read from y, which releases which "
                           "labels occur in the private data (and a later partial_fit call "
@@ -934,7 +935,9 @@ classes_ : ndarray of shape (n_classes,)""",
         classes = np.unique(np.asarray(classes))
         if classes.shape[0] < 2:
             k = classes.shape[0]
-            raise ValueError(f"DPSGDClassifier needs at least two classes; the label set has "
+            where = (f"the declared classes={classes.tolist()} hold" if declared
+                     else "the label set has")
+            raise ValueError(f"DPSGDClassifier needs at least two classes; {where} "
                              f"{k} class{'es' if k != 1 else ''}.")
         return classes
 
