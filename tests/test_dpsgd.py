@@ -580,3 +580,21 @@ def test_a_single_declared_class_is_named_as_the_parameter_error_it_is():
     X = np.zeros((100, 2))
     with pytest.raises(ValueError, match=r"declared classes=\['no'\] hold 1 class"):
         DPSGDClassifier(classes=["no"]).fit(X, np.array(["yes"] * 100))
+
+
+def test_a_private_clip_norm_far_from_unit_scale_warns():
+    # A new user's trial (session 23): on a raw calendar year beside a 0/1 column the
+    # default steps diverged (R^2 -6e12) without a word. The private clip norm (a
+    # median gradient norm at 0, released) says the rows are far from unit scale:
+    # 1.4e4 here, against about 0.7 sqrt(q) for standardised columns and label.
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = np.column_stack([rng.integers(1976, 1983, n).astype(float), rng.random(n) < 0.1])
+    y = 0.1 * (X[:, 0] - 1979) - 0.5 * X[:, 1] + 6.7 + 0.4 * rng.normal(size=n)
+    with pytest.warns(UserWarning, match="far from unit scale"):
+        DPSGDRegressor(epsilon=10.0, random_state=0).fit(X, y)
+    Xs = (X - X.mean(0)) / X.std(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPSGDRegressor(epsilon=10.0, random_state=0).fit(Xs, y - y.mean())
+        DPSGDClassifier(epsilon=10.0, classes=[0, 1], random_state=0).fit(Xs, X[:, 1] > 0)

@@ -95,6 +95,8 @@ CLIP_LEVEL = 0.5
 
 #: Largest share of mu**2 the clip-norm search may take on a small table.
 MAX_CLIP_SHARE = 0.25
+#: A private clip norm above this many sqrt(q) says the rows are far from unit scale.
+CLIP_SCALE_WARN = 5.0
 
 
 def _clip_share(n: int, mu: float, share: float) -> float:
@@ -120,6 +122,29 @@ def _clip_block(Xb, yb, wb, *, loss, fit_intercept):
     r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
     norms = np.sqrt(np.einsum("ij,ij->i", Xb, Xb) + (1.0 if fit_intercept else 0.0)) * r
     return quantile_statistics(norms[:, None], GRID, [CLIP_LEVEL])
+
+
+def _warn_scale(clip: float, q: int, loss: str) -> None:
+    """Warn when the private clip norm says the rows are far from unit scale (post-processing).
+
+    At the start (coefficients 0) a row's gradient norm is ``||z_i|| |r_i|``.
+    With standardised columns ``||z_i||`` is about ``sqrt(q)``, and the
+    residual is the label (about 0.7 at the median of a standardised one) or
+    at most 1 (logistic losses): the median stays near ``sqrt(q)``. One above
+    :data:`CLIP_SCALE_WARN` ``sqrt(q)`` means large features or an uncentred,
+    wide label, where steps sized for unit scale diverge or crawl.
+    """
+    if clip <= CLIP_SCALE_WARN * math.sqrt(q):
+        return
+    what = "features" if loss != "squared" else "features or labels"
+    warn(f"The private clip norm is {clip:.3g}, more than {CLIP_SCALE_WARN:g} sqrt(q) = "
+         f"{CLIP_SCALE_WARN * math.sqrt(q):.3g}: the gradients at the start are large, so the "
+         f"{what} are far from unit scale, where the steps (sized for standardised columns) "
+         "can diverge or barely move, without any other sign. Standardise the columns "
+         "(skdp.preprocessing.DPStandardScaler in a Pipeline)"
+         + (", centre the label" if loss == "squared" else "")
+         + ", or declare bounds_X" + (" and bounds_y" if loss == "squared" else "") + ".",
+         UserWarning)
 
 
 def _private_clip(X, Y, loss: str, fit_intercept: bool, mu: float, rng) -> float:
@@ -394,7 +419,12 @@ eps_stability_ : float
 learning_rate_ : float
     The step size used (see ``learning_rate``).
 clip_norm_ : float
-    The clip norm used: declared, or private (see ``clip_norm``).
+    The clip norm used: declared, or private (see ``clip_norm``). A private
+    one above ``5 sqrt(q)`` (q coefficients) warns that the columns (or the
+    label) are far from unit scale: the default steps are sized for
+    standardised columns and a centred label, and on raw columns they
+    diverge (a calendar year beside a 0/1 column: R^2 of -6e12) or barely
+    move, with no other sign.
 horizon_ : int or None
     The 'nu' noise's horizon (None for independent noise or an unbounded
     'nu' stream).
@@ -624,6 +654,8 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         rng_order, rng1, rng2, rng_clip = spawn_rngs(rng, 4)
         clip = (_private_clip(X, Y, self._loss(Y), self.fit_intercept, mu_clip, rng_clip)
                 if planned_clip else float(self.clip_norm))
+        if planned_clip:
+            _warn_scale(clip, int(shape[0]), self._loss(Y))
         zeta = clip * W  # bound on w_i clip(g_i)
         std1, std2 = moment_noise_stds(variant, mu_train, zeta, int(np.prod(shape)), kappa)
         eps = (self.eps_stability if self.eps_stability is not None
