@@ -11,8 +11,10 @@ Classification: scikit-learn's breast-cancer table (569 rows, 30 features),
 training part's statistics (not private: a stand-in for public scaling
 constants); fully private with ``bounds_X`` from the ranges the table's
 documentation publishes (its DESCR, rounded outward to two digits: a data
-dictionary); and fully private as a Pipeline of DPStandardScaler (the same
-bounds, epsilon 0.5) and DPSGDClassifier (epsilon 0.5). The majority class
+dictionary; the DESCR's own rounding leaves values of 5 columns just
+outside, which are clipped); and fully private as a Pipeline of
+DPStandardScaler (the same bounds, epsilon 0.5) and DPSGDClassifier
+(epsilon 0.5). The majority class
 is 0.63 of the rows.
 """
 

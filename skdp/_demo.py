@@ -165,6 +165,9 @@ def _stream_section(X, seed, accountant) -> dict:
         dens = PrivateGaussianDensity(epsilon=2.0, accountant=accountant,
                                       random_state=seed).fit(Xa)
     below = [str(w.message).split(":")[0] for w in caught if "below the noise" in str(w.message)]
+    for w in caught:  # any other warning is shown as it is
+        if "below the noise" not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     from scipy.stats import multivariate_normal
 
     nonprivate = multivariate_normal(Xa.mean(axis=0), np.cov(Xa.T, bias=True)).logpdf(Xa).mean()

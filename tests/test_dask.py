@@ -678,3 +678,18 @@ def test_a_search_and_predict_on_a_dask_table_quote_no_value_either(tmp_path):
         warnings.simplefilter("ignore")
         search.set_params(accountant=None).fit(clean, clean["a"] * 2.0)
     assert search.best_params_["n_iter"] in (200, 400)
+
+
+def test_a_dask_dataframe_stream_keeps_its_column_names(client):
+    # The review of session 23: partial_fit over a Dask DataFrame passed numpy
+    # partitions, so the stream lost feature_names_in_ and bounds given by column
+    # name were refused ("X has no column names") while fit took them.
+    import dask.dataframe as dd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.uniform(18, 90, 4000), "dose": rng.uniform(0, 500, 4000)})
+    lo, hi = pd.Series({"dose": 0.0, "age": 18.0}), pd.Series({"dose": 500.0, "age": 90.0})
+    stream = DPStandardScaler(bounds=(lo, hi), random_state=0).partial_fit(
+        dd.from_pandas(X, npartitions=4))
+    assert list(stream.feature_names_in_) == ["age", "dose"]
+    np.testing.assert_array_equal(stream.bounds_[0], [18.0, 0.0])

@@ -533,3 +533,15 @@ def test_bounds_by_column_name_are_aligned_to_the_columns(name):
             fitted(bad)
     with pytest.raises(ValueError, match="X has no column names"):
         fitted((lo, hi), data=X.to_numpy())
+    # Positional Series (index 0, 1) still apply by position, with string or integer
+    # column names, and a label's bounds as Series are positional (the review).
+    positional = (pd.Series([18.0, 0.0]), pd.Series([90.0, 500.0]))
+    for data in (X, X.set_axis([0, 1], axis=1)):
+        est = fitted(positional, data=data)
+        for attr in ("coef_", "intercept_", "mean_", "scale_"):
+            if hasattr(in_order, attr):
+                np.testing.assert_array_equal(getattr(est, attr), getattr(in_order, attr))
+    if extra:
+        est = ESTIMATORS[name][0]().set_params(
+            bounds_X=(lo, hi), bounds_y=(pd.Series([-1.0]), pd.Series([1.0])))
+        np.testing.assert_array_equal(_fit(name, X, y, est).coef_, in_order.coef_)

@@ -230,8 +230,10 @@ def test_an_encoder_with_declared_categories_may_precede_the_private_steps():
     # advised OneHotEncoder(categories=...), and the private search refused it as a
     # step that learns from the data. With declared categories, no frequency rule
     # and unknown values ignored it learns nothing (alone or in a ColumnTransformer
-    # whose output cannot switch to sparse with the data's density); the others
-    # are still refused, before any charge.
+    # with sparse_threshold=0, whose output cannot switch to sparse with the data's
+    # density); the others are still refused, before any charge. After a private
+    # step (where the search wraps public steps in FiniteOutput) it is accepted too:
+    # refused there, the wrapped step failed after the charge (the review).
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"j": rng.choice(["a", "b", "c"], 600), "x": rng.normal(size=600)})
     y = (X["x"] + (X["j"] == "b") > 0.5).astype(int)
@@ -240,10 +242,16 @@ def test_an_encoder_with_declared_categories_may_precede_the_private_steps():
     clf = DPSGDClassifier(classes=[0, 1], clip_norm=1.0)
     ok = [make_pipeline(OneHotEncoder(**declared), clone(clf)),
           make_pipeline(ColumnTransformer([("j", OneHotEncoder(**declared), ["j"])],
-                                          remainder="passthrough"), clone(clf))]
+                                          remainder="passthrough", sparse_threshold=0),
+                        clone(clf)),
+          make_pipeline(DPStandardScaler(bounds=(-4.0, 4.0)),
+                        ColumnTransformer([("x", "passthrough", [0])], sparse_threshold=0),
+                        clone(clf))]
     for pipe in ok:
         acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
-        X_in = X[["j"]] if isinstance(pipe.steps[0][1], OneHotEncoder) else X
+        first = pipe.steps[0][1]
+        X_in = (X[["j"]] if isinstance(first, OneHotEncoder)
+                else X[["x"]] if isinstance(first, DPStandardScaler) else X)
         search = DPGridSearchCV(pipe, grid, epsilon=1.0, accountant=acc, random_state=0)
         search.fit(X_in, y)
         assert len(acc.ledger) == 1 and hasattr(search, "best_estimator_")
@@ -255,12 +263,15 @@ def test_an_encoder_with_declared_categories_may_precede_the_private_steps():
         with pytest.raises(ValueError, match="learns from the data without privacy"):
             DPGridSearchCV(pipe, grid, accountant=acc, random_state=0).fit(X[["j"]], y)
         assert acc.ledger == []
-    # A sparse encoder in a ColumnTransformer whose output turns sparse below a density.
-    sparse = ColumnTransformer([("j", OneHotEncoder(**dict(declared, sparse_output=True)),
-                                 ["j"])], remainder="passthrough")
-    with pytest.raises(ValueError, match="sparse_threshold=0"):
-        DPGridSearchCV(make_pipeline(sparse, clone(clf)), grid,
-                       random_state=0).fit(X, y)
+    # A ColumnTransformer whose output turns sparse below a density (sparse X passed
+    # through, or a sparse encoder): whether the next step took it depended on one row.
+    for part in ("passthrough", OneHotEncoder(**dict(declared, sparse_output=True))):
+        acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+        ct = ColumnTransformer([("j", part, ["j"])], remainder="passthrough")
+        with pytest.raises(ValueError, match="sparse_threshold=0"):
+            DPGridSearchCV(make_pipeline(ct, clone(clf)), grid, accountant=acc,
+                           random_state=0).fit(X, y)
+        assert acc.ledger == []
 
 
 def test_bad_data_in_any_row_fails_before_any_charge():

@@ -422,12 +422,16 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
         names = [str(c) for c in names] if names is not None else [
             f"x{j}" for j in range(covariance.shape[0])]
         loads = np.abs(vectors[:, low]).max(axis=1)
-        named = [name for name, load in zip(names, loads) if load >= 0.5]
+        # The columns that load most on those directions (at least the largest one).
+        top = set(np.flatnonzero(loads >= 0.5)) or {int(np.argmax(loads))}
+        named = [name for j, name in enumerate(names) if j in top]
+        level = ("the noise of the second moment" if self.eigenvalue_floor == "auto"
+                 else "the declared eigenvalue_floor")
         warn(f"{int(low.sum())} direction(s) of the private covariance, mostly along {named}, "
-             f"have a variance below the noise of the second moment ({floor:.3g}, the "
-             "eigenvalue floor they are raised to): there the density shows the noise, not the "
-             "data. Such directions come from nearly collinear columns, or from narrow columns "
-             "beside wide ones: one norm bound serves every column, and the noise it sets "
+             f"have a variance below {level} ({floor:.3g}, the eigenvalue floor they are "
+             "raised to): there the density shows the noise, not the data. Such directions "
+             "come from nearly collinear columns, or from narrow columns beside wide ones: "
+             "one norm bound serves every column, and the noise it sets "
              "buries the narrow ones, so standardise the columns first "
              "(skdp.preprocessing.DPStandardScaler). More rows or a larger epsilon resolve "
              "them.", UserWarning)

@@ -194,7 +194,8 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         w = check_weights(sample_weight, n, self.max_weight)
         W = weight_bound(sample_weight, self.max_weight)
         q = p + int(self.fit_intercept)
-        bx = check_bounds(self.bounds_X, p, "bounds_X", getattr(self, "feature_names_in_", None))
+        bx = check_bounds(self.bounds_X, p, "bounds_X", getattr(self, "feature_names_in_", None),
+                          by_name=True)
         by = check_bounds(self.bounds_y, 1, "bounds_y")
         scaling = make_scaling(bx, by, p, self.fit_intercept)
         X, y = scaling.transform(X, y)

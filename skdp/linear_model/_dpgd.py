@@ -1018,7 +1018,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         q = p + int(self.fit_intercept)
         w = check_weights(sample_weight, n, self.max_weight)
         W = weight_bound(sample_weight, self.max_weight)
-        bx = check_bounds(self.bounds_X, p, "bounds_X", getattr(self, "feature_names_in_", None))
+        bx = check_bounds(self.bounds_X, p, "bounds_X", getattr(self, "feature_names_in_", None),
+                          by_name=True)
         by = check_bounds(self.bounds_y, 1, "bounds_y")
         declared = self.norm_bound is not None or (bx is not None and by is not None)
         self._shares(declared or self.gram_share == 0)
@@ -1302,7 +1303,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
             "standardise the columns first (skdp.preprocessing.DPStandardScaler in a "
             "Pipeline), or declare bounds_X and bounds_y, which centre and scale them.")
         warn(message, UserWarning)
-        merged = unresolved + [name for name in names if name not in unresolved]
+        # The intercept is not resolved either (the message says so).
+        merged = unresolved + [name for name in names + ["intercept"] if name not in unresolved]
         return merged, dict(warned, uncentred=message)
 
     def _warn(self, steps: _Steps, clipping, clipping_std: float, clip: float, data: _Data,

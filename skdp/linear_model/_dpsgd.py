@@ -764,7 +764,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         if first:
             bounds_y = getattr(self, "bounds_y", None)
             names = getattr(self, "feature_names_in_", None)
-            scaling = make_scaling(check_bounds(self.bounds_X, X.shape[1], "bounds_X", names),
+            scaling = make_scaling(check_bounds(self.bounds_X, X.shape[1], "bounds_X", names, True),
                                    check_bounds(bounds_y, 1, "bounds_y"), X.shape[1],
                                    self.fit_intercept)
             X, Y = scaling.transform(X, Y)

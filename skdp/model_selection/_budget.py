@@ -128,9 +128,16 @@ def _learns_nothing(step) -> bool:
     the search's charge, and with ``drop`` it warns); or a
     ``ColumnTransformer`` of such parts (and 'drop' or 'passthrough') whose
     columns are named, indexed or chosen by ``make_column_selector`` (names
-    and dtypes only), and whose output cannot switch between dense and sparse
-    with the data's density (``sparse_threshold=0``, or no sparse encoder).
+    and dtypes only), with ``sparse_threshold=0``: otherwise its output turns
+    sparse when the data's density falls below the threshold (a passthrough
+    of sparse X, a sparse encoder), and whether the next step accepts it
+    would depend on one row. A :class:`~skdp.preprocessing.FiniteOutput` (the
+    search wraps public steps after a private one in it) is judged by its step.
     """
+    from skdp.preprocessing._finite_output import FiniteOutput
+
+    if isinstance(step, FiniteOutput):
+        return _learns_nothing(step.step)
     if isinstance(step, OneHotEncoder):
         return (not isinstance(step.categories, str) and step.min_frequency is None
                 and step.max_categories is None and step.handle_unknown == "ignore"
@@ -138,11 +145,10 @@ def _learns_nothing(step) -> bool:
     if isinstance(step, ColumnTransformer):
         parts = [part for _, part, _ in step.transformers] + [step.remainder]
         columns = [cols for _, _, cols in step.transformers]
-        sparse = any(isinstance(p, OneHotEncoder) and p.sparse_output for p in parts)
         return (all(isinstance(p, str) and p in ("drop", "passthrough") or _learns_nothing(p)
                     for p in parts)
                 and all(not callable(c) or isinstance(c, make_column_selector) for c in columns)
-                and (step.sparse_threshold == 0 or not sparse))
+                and step.sparse_threshold == 0)
     return not get_tags(step).requires_fit
 
 
@@ -192,8 +198,9 @@ def private_steps(estimator, prefix: str = "") -> list[tuple[str, object]]:
                     "privacy, and the search would fit it on the private rows. Use a private "
                     "step (an skdp estimator), a stateless one (e.g. FunctionTransformer with "
                     "public constants) or an encoder with declared categories "
-                    "(OneHotEncoder(categories=[...], handle_unknown='ignore'), alone or in a "
-                    "ColumnTransformer with sparse_threshold=0).")
+                    "(OneHotEncoder(categories=[...], handle_unknown='ignore', "
+                    "sparse_output=False), alone or in a ColumnTransformer with "
+                    "sparse_threshold=0).")
         if not found and not prefix:
             raise ValueError("The Pipeline has no private step (an skdp estimator with epsilon, "
                              "delta and accountant parameters) to give the budget to.")

@@ -296,7 +296,7 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
         n, d = X.shape
         mu = self._budget_mu()
         declared = None if self.bounds is None else check_bounds(
-            self.bounds, d, feature_names=getattr(self, "feature_names_in_", None))
+            self.bounds, d, feature_names=getattr(self, "feature_names_in_", None), by_name=True)
         mu_bound = mu * math.sqrt(self.bound_share) if declared is None else 0.0
         q = None if declared is not None else self._searched(n, d, mu_bound, W)
         spent, rng = self._charge(mu)  # before any noise is drawn

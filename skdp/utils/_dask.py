@@ -485,6 +485,11 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     state = getattr(estimator, "_state", None)
     if isinstance(state, dict) and "W" in state:
         max_weight = min(max_weight, float(state["W"]))
+    # A Dask DataFrame's string column names go with every partition (as pandas), so
+    # that the stream keeps feature_names_in_ and bounds given by name align.
+    columns = list(X.columns) if hasattr(X, "columns") else None
+    if columns is not None and not all(isinstance(c, str) for c in columns):
+        columns = None
     Xa, (ya, wa) = _aligned(X, (y, sample_weight))
     sizes = compute(*[dask.delayed(_check_partition)(
         i, Xa.blocks[i], None if ya is None else ya.blocks[i],
@@ -503,7 +508,7 @@ def partial_fit_over_partitions(partial_fit: Callable, X, y=None, sample_weight=
     try:
         for i in calls:
             _partial_fit_partition(partial_fit, i, Xa, ya, wa, y, sample_weight, classes,
-                                   regressor, max_weight)
+                                   regressor, max_weight, columns)
             classes, released = None, True
     except BaseException:
         # Earlier partitions were released: a retry would release them again. The
@@ -531,7 +536,7 @@ def _end_stream(estimator) -> None:
 
 
 def _partial_fit_partition(partial_fit, i, Xa, ya, wa, y, sample_weight, classes, regressor,
-                           max_weight) -> None:
+                           max_weight, columns=None) -> None:
     """One call of :func:`partial_fit_over_partitions`: partition i, read and mapped."""
     from skdp.utils._validation import _bounded_weights
 
@@ -544,6 +549,10 @@ def _partial_fit_partition(partial_fit, i, Xa, ya, wa, y, sample_weight, classes
         yb = _capped(yb)
     if wb is not None:
         wb = _bounded_weights(wb, max_weight)
+    if columns is not None:
+        import pandas as pd
+
+        Xb = pd.DataFrame(Xb, columns=columns)
     args = (Xb,) if y is None else (Xb, yb)
     kwargs = {} if sample_weight is None else {"sample_weight": wb}
     if classes is not None:

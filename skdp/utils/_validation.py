@@ -151,8 +151,8 @@ def _non_numeric_message(estimator, X) -> str:
         if bad:
             return (f"{name} needs numeric data; non-numeric columns: {bad}. Encode categories "
                     "with a category list you know without looking at the data (e.g. "
-                    "OneHotEncoder(categories=[...], handle_unknown='ignore')) and drop free "
-                    "text.")
+                    "OneHotEncoder(categories=[...], handle_unknown='ignore', "
+                    "sparse_output=False)) and drop free text.")
     return (f"{name} needs numeric data; X or y contains values that are not numbers "
             "(strings or objects). Encode them first.")
 
@@ -314,12 +314,15 @@ def _bounded_weights(block, max_weight):
     return np.clip(np.nan_to_num(block, nan=0.0, posinf=max_weight, neginf=0.0), 0.0, max_weight)
 
 
-def check_bounds(bounds, n_values: int, name: str = "bounds", feature_names=None):
+def check_bounds(bounds, n_values: int, name: str = "bounds", feature_names=None,
+                 by_name: bool = False):
     """Declared ``(lower, upper)`` bounds as two float arrays of length ``n_values``; None stays None.
 
-    Scalars apply to every value; arrays apply by position. A pandas Series
-    or a dict (a data dictionary) applies by column name: its names must be
-    those of X, in any order. The check runs before any budget is charged.
+    Scalars apply to every value; arrays apply by position. With
+    ``by_name``, a pandas Series or a dict (a data dictionary) applies by
+    column name: its names must be those of X, in any order (a Series
+    indexed 0, 1, ..., n_values - 1 applies by position). The check runs
+    before any budget is charged.
 
     Parameters
     ----------
@@ -331,6 +334,9 @@ def check_bounds(bounds, n_values: int, name: str = "bounds", feature_names=None
     feature_names : array-like of str or None, default=None
         The names of X's columns (``feature_names_in_``), to which bounds
         given by name are aligned; None when X had none.
+    by_name : bool, default=False
+        Align Series and dicts to ``feature_names`` (bounds of features;
+        a label's bounds are positional).
 
     Returns
     -------
@@ -350,7 +356,8 @@ def check_bounds(bounds, n_values: int, name: str = "bounds", feature_names=None
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a pair (lower, upper) of scalars or arrays of length "
                          f"{n_values}.") from None
-    lower, upper = (_by_name(b, name, feature_names) for b in (lower, upper))
+    if by_name:
+        lower, upper = (_by_name(b, name, feature_names, n_values) for b in (lower, upper))
     try:
         lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_values,)).copy()
         upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_values,)).copy()
@@ -372,12 +379,12 @@ def check_bounds(bounds, n_values: int, name: str = "bounds", feature_names=None
     return lower, upper
 
 
-def _by_name(bound, name: str, feature_names):
+def _by_name(bound, name: str, feature_names, n_values: int):
     """A bound given as a Series or dict, in the order of ``feature_names``; others unchanged.
 
     Applying a data dictionary's bounds by position would clip each column to
     another's range without a word, so names that do not match X's are an
-    error.
+    error. Keys 0, 1, ..., n_values - 1 that are not X's names are positions.
     """
     if isinstance(bound, pd.Series):
         keys, values = list(bound.index), bound
@@ -385,10 +392,13 @@ def _by_name(bound, name: str, feature_names):
         keys, values = list(bound), bound
     else:
         return bound
-    if feature_names is None:
-        raise ValueError(f"{name} gives bounds by column name, but X has no column names: "
-                         "pass X as a DataFrame, or give the bounds as arrays in column order.")
-    names = [str(f) for f in feature_names]
+    names = None if feature_names is None else [str(f) for f in feature_names]
+    if keys == list(range(n_values)) and (names is None or not set(map(str, keys)) <= set(names)):
+        return [values[k] for k in keys]
+    if names is None:
+        raise ValueError(f"{name} gives bounds by column name, but X has no column names "
+                         "(sklearn keeps string names only): pass X as a DataFrame with string "
+                         "column names, or give the bounds as arrays in column order.")
     by_key = {str(k): k for k in keys}
     missing = [f for f in names if f not in by_key]
     extra = [str(k) for k in keys if str(k) not in names]
