@@ -266,9 +266,19 @@ def test_no_live_noise_state_in_public_attributes_or_pickles():
 def test_sample_weight_and_the_ledger():
     acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
     X = _gaussian_rows(3000)
-    a = PrivateGaussianDensity(norm_bound=1.0, random_state=0).fit(X)
-    b = PrivateGaussianDensity(norm_bound=1.0, random_state=0).fit(X, sample_weight=np.ones(3000))
-    np.testing.assert_array_equal(a.covariance_, b.covariance_)
+    from skdp.mechanisms import record_releases
+
+    # With weights (unit ones included) the mean divides by the released total
+    # weight; without, by the public row count, and no total is released (session 23).
+    with record_releases() as plain:
+        a = PrivateGaussianDensity(norm_bound=1.0, random_state=0).fit(X)
+    with record_releases() as weighted:
+        b = PrivateGaussianDensity(norm_bound=1.0, random_state=0).fit(
+            X, sample_weight=np.ones(3000))
+    assert not any(r.name == "total weight" for r in plain)
+    assert any(r.name == "total weight" for r in weighted)
+    assert a.noise_stds_[0] < b.noise_stds_[0]
+    np.testing.assert_allclose(a.covariance_, b.covariance_, atol=0.05)
     PrivateGaussianDensity(accountant=acc, norm_bound=1.0, random_state=0).fit(X)
     assert [c.label for c in acc.ledger] == ["PrivateGaussianDensity"]
 

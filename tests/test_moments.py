@@ -568,3 +568,19 @@ def test_a_call_that_fails_between_its_releases_ends_the_stream(make, monkeypatc
         est.partial_fit(X[200:])
     est.fit(X[200:])  # a new stream
     est.partial_fit(X[:100])
+
+
+def test_an_unweighted_mean_divides_by_the_public_row_count():
+    # Session 23: a table's mean divided its noisy first-moment sum by a noisy total
+    # weight even without weights, where the total is the public n. Rows all equal
+    # to v = (1.6, 0) inside the bound 2: the old error of the first coordinate also
+    # carried v_1 times the total's noise (std1 / gamma, gamma = zeta / 4, the total
+    # clipped at n from above), 2.1 times the sum's noise alone (measured on the old
+    # code). Now it is the sum's noise over n. 300 fits: the sample sd has relative
+    # sd 1 / sqrt(2 * 299) = 0.041; 0.16 is 4 of them.
+    n = 1000
+    X = np.tile([1.6, 0.0], (n, 1))
+    fits = [StreamingMomentEstimator(workload="average", norm_bound=2.0, random_state=r).fit(X)
+            for r in range(300)]
+    errors = np.array([f.first_moment_[0] - 1.6 for f in fits])
+    assert errors.std(ddof=1) / (fits[0].noise_stds_[0] / n) == pytest.approx(1.0, abs=0.16)

@@ -350,9 +350,12 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         return 2.0 * zeta * float(np.max(norms1)) / mu, None, None
 
     def _calibrate(self, mu: float, d: int, zeta: float, W: float, norms1, norms2,
-                   means1: bool):
-        """(gamma, std1, std2, lam) of a table's release at norm bound zeta (public inputs)."""
-        gamma = 0.25 * zeta if means1 else 0.0
+                   total: bool):
+        """(gamma, std1, std2, lam) of a table's release at norm bound zeta (public inputs).
+
+        ``total``: the release carries the total weight (a mean over weighted rows).
+        """
+        gamma = 0.25 * zeta if total else 0.0
         zeta_cal, d_cal = math.hypot(zeta, gamma), d + int(gamma > 0)
         return (gamma, *self._noise_stds(mu, d_cal, zeta_cal, W * norms1, W * norms2))
 
@@ -410,7 +413,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             grid = geometric_grid()
             trial = [(float(z), mu * math.sqrt(1.0 - self.bound_share)) for z in grid[[0, -1]]]
         for zeta, mu_release in trial:
-            self._calibrate(mu_release, d, zeta, W, norms1, norms2, means1)
+            self._calibrate(mu_release, d, zeta, W, norms1, norms2, means1 and weighted)
         spent, rng = self._charge(mu)  # before any noise is drawn
         zeta, mu_release = self._bound(X, sample_weight, W, mu, rng)
         # A mean divides by the total weight of its rows, which is private
@@ -418,10 +421,10 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         # constant extra coordinate gamma of every row. Calibrating for rows
         # of norm sqrt(zeta**2 + gamma**2) in d + 1 dimensions bounds the
         # augmented sensitivity (the second moment of the first d coordinates
-        # is a block of the full one). Without weights the same mechanism
-        # runs (rows of unit weight), so unit weights give exactly the
-        # unweighted release.
-        gamma, std1, std2, lam = self._calibrate(mu_release, d, zeta, W, norms1, norms2, means1)
+        # is a block of the full one). Without weights (none passed: public)
+        # the total is the public row count, and nothing more is released.
+        gamma, std1, std2, lam = self._calibrate(mu_release, d, zeta, W, norms1, norms2,
+                                                 means1 and weighted)
         w1, w2 = _times(row1, sample_weight), _times(row2, sample_weight)
         if w2 is None and w1 is not None:  # moment_sums reads None as "as weights1"
             w2 = np.ones_like(w1)
@@ -443,6 +446,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             first = first / norm1
             if kind2 == kind1:
                 norm2 = norm1
+        elif means1:  # every row weighs 1: the public count of the workload's rows
+            first = first / norm1
         if kind2 in ("average", "window"):
             second = second / norm2
         count1 = norm1 if means1 else 1.0
@@ -739,7 +744,10 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         y : None
             Ignored.
         sample_weight : array-like of shape (n_samples,) or None, default=None
-            Row weights in [0, max_weight] (``release='once'`` only).
+            Row weights in [0, max_weight] (``release='once'`` only). A mean
+            ('average' or 'window') over weighted rows divides by their total
+            weight, released in the same mechanism (a little more noise);
+            without weights it divides by the public count of rows.
 
         Returns
         -------
