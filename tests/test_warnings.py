@@ -19,9 +19,8 @@ from sklearn.pipeline import make_pipeline
 from skdp.clipping import clipping_report
 from skdp.density import PrivateGaussianDensity
 from skdp.exceptions import PrivacyLeakWarning
-from skdp.linear_model import DPLinearRegressionGD, DPSGDClassifier
+from skdp.linear_model import DPLinearRegressionGD, DPSGDClassifier, DPSGDRegressor
 from skdp.model_selection import DPGridSearchCV
-from skdp.moments import StreamingMomentEstimator
 
 
 def _noise_only(n=600, p=3, seed=0):
@@ -32,7 +31,10 @@ def _noise_only(n=600, p=3, seed=0):
 def _cases():
     X, y = _noise_only()
     labels = (X[:, 0] > 0).astype(int)
-    small = np.random.default_rng(1).normal(size=(5, 2)) * 0.1
+    rng = np.random.default_rng(2)
+    scales = np.column_stack([rng.normal(50.0, 30.0, 4000), rng.normal(6.7, 0.45, 4000)])
+    year = np.column_stack([rng.integers(1976, 1983, 4000), rng.random(4000) < 0.1]).astype(float)
+    year_y = 0.1 * (year[:, 0] - 1979) - 0.5 * year[:, 1] + 6.7 + 0.4 * rng.normal(size=4000)
     pinned = np.random.default_rng(0).normal(size=(2000, 3)) * 0.3
     return {
         # y is pure noise: the slopes are within their standard errors of zero.
@@ -40,9 +42,14 @@ def _cases():
                        UserWarning, "noise is as large"),
         "classes read from y": (lambda: DPSGDClassifier(random_state=0), X, labels,
                                 PrivacyLeakWarning, "label set is read"),
-        "moments total weight": (lambda: StreamingMomentEstimator(
-            epsilon=0.1, norm_bound=1.0, workload="average", random_state=0), small, None,
-            UserWarning, "total weight"),
+        # Session 23: an unweighted mean divides by the public n (no total-weight
+        # warning without weights); the new warnings of that session instead.
+        "density below the noise": (lambda: PrivateGaussianDensity(random_state=0), scales,
+                                    None, UserWarning, "below the noise"),
+        "uncentred columns": (lambda: DPLinearRegressionGD(epsilon=10.0, random_state=0),
+                              year, year_y, UserWarning, "far from 0"),
+        "clip norm far from unit scale": (lambda: DPSGDRegressor(epsilon=10.0, random_state=0),
+                                          year, year_y, UserWarning, "far from unit scale"),
         "density at its cap": (lambda: PrivateGaussianDensity(
             method="pp", release="per_row", norm_bound=2.0, random_state=0), pinned, None,
             UserWarning, "largest trace"),
