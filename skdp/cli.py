@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 import skdp
@@ -232,12 +233,24 @@ def _regress(args: argparse.Namespace) -> int:
 
 
 def _cli_words(message: str) -> str:
-    """The estimator's advice in the command's terms (its parameters are flags here)."""
+    """The estimator's advice in the command's terms (its parameters are flags here).
+
+    The command has no burn-in flag: the burn-in follows --n-iter.
+    """
+    message = re.sub(r"n_iter - burn_in = (\d+) iterates cannot form n_batches=(\d+) batches; "
+                     r"raise n_iter or lower burn_in\.",
+                     r"--n-iter leaves \1 iterates after the burn-in, too few for \2 batches; "
+                     "raise --n-iter.", message)
+    message = re.sub(r"n_iter // n_batches = (\d+) steps, which must exceed burn_in=(\d+); "
+                     r"raise n_iter or lower burn_in\.",
+                     r"--n-iter / n_batches = \1 steps, which must exceed the burn-in of \2 "
+                     "steps; raise --n-iter.", message)
     for api, flag in (("declare bounds_X and bounds_y (or norm_bound) and clip_norm",
                        "declare --bounds (every used column and the target) and --clip-norm"),
                       ("declare bounds_X/bounds_y", "declare --bounds"),
                       ("bounds_X and bounds_y", "--bounds"), ("clip_norm", "--clip-norm"),
-                      ("n_iter", "--n-iter"), ("burn_in", "more steps (--n-iter)")):
+                      ("ci_method='independent_runs'", "--ci-method independent_runs"),
+                      ("n_iter", "--n-iter"), ("burn_in", "the burn-in")):
         message = message.replace(api, flag)
     return message
 

@@ -306,3 +306,23 @@ def test_errors_never_print_a_row_read_as_a_header_or_a_byte_of_the_data(tmp_pat
         err = _one_line_error(capsys)
         assert expected in err and "63.2" not in err and "120.5" not in err
         assert "0xe9" not in err and "Smith" not in err and "2021" not in err
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (["--n-iter", "5"], "--n-iter leaves 5 iterates after the burn-in, too few for 10 batches; "
+                        "raise --n-iter."),
+    (["--n-iter", "5", "--ci-method", "independent_runs"],
+     "--ci-method independent_runs gives each of the n_batches=10 runs --n-iter / n_batches = 0 "
+     "steps, which must exceed the burn-in of"),
+])
+def test_a_short_run_is_explained_in_the_command_s_terms(tmp_path, capsys, extra, expected):
+    # A new user's trial (session 23): the message read "--n-iter - more steps (--n-iter) = 5
+    # iterates ... or lower more steps (--n-iter)": the flags were substituted into the
+    # Python parameters' names, and the command has no burn-in flag.
+    rng = np.random.default_rng(0)
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"a": rng.normal(size=200), "y": rng.normal(size=200)}).to_csv(path, index=False)
+    bounds = _bounds(tmp_path, "column,lower,upper\na,-5,5\ny,-5,5\n")
+    assert main(["regress", str(path), "--target", "y", "--bounds", bounds, *extra]) == 2
+    err = _one_line_error(capsys)
+    assert expected in err and "more steps" not in err, err
