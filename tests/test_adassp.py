@@ -1,6 +1,8 @@
 import math
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from skdp.accounting import BudgetAccountant, mu_from_epsilon_delta
@@ -154,3 +156,21 @@ def test_small_tables_give_the_bound_search_a_safe_share_or_a_clear_error():
     with pytest.raises(ValueError, match="n_samples=100 rows are too few.*bounds_X"):
         AdaSSPRegressor(accountant=acc).fit(X[:100], y[:100])
     assert acc.ledger == []
+
+
+def test_columns_far_from_zero_against_their_spread_warn():
+    # A second new user's trial (session 23): on diamonds' raw depth and table (means
+    # 62 and 57, sds 1.4 and 2.2) beside log carat, AdaSSP scored R^2 0.06 (OLS
+    # 0.94) with l2_penalty_ 5.9e5 and no warning: the Gram matrix resolves those
+    # columns' level, not their variation, and the ridge shrinks them to 0. It now
+    # warns as DP-GD does; centred columns do not.
+    rng = np.random.default_rng(0)
+    n = 20_000
+    X = pd.DataFrame({"depth": rng.normal(61.7, 1.4, n), "table": rng.normal(57.5, 2.2, n),
+                      "lcarat": rng.normal(-0.4, 0.6, n)})
+    y = 1.8 * X["lcarat"] - 0.01 * X["depth"] + 0.005 * X["table"] + 8.0 + 0.2 * rng.normal(size=n)
+    with pytest.warns(UserWarning, match=r"\['depth', 'table'\] lie far from 0"):
+        AdaSSPRegressor(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AdaSSPRegressor(random_state=0).fit(X - X.mean(), y)

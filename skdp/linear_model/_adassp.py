@@ -19,6 +19,7 @@ from skdp.base import (
 )
 from skdp.clipping import clip_rows
 from skdp.linear_model._bounds import check_bounds, make_scaling, original_scale_map
+from skdp.linear_model._preconditioner import offset_columns, offset_message
 from skdp.linear_model._private_bounds import private_row_label_bounds, safe_search_mu
 from skdp.linear_model._weights import check_weights
 from skdp.mechanisms import gaussian_release, symmetric_release
@@ -26,6 +27,7 @@ from skdp.mechanisms._gram import gram_sensitivity
 from skdp.utils._rows import sum_rows
 from skdp.utils._sklearn import Interval, _fit_context
 from skdp.utils._validation import validate_private
+from skdp.utils._warnings import warn
 
 __all__ = ["AdaSSPRegressor"]
 
@@ -41,6 +43,13 @@ a noisy smallest eigenvalue of ``X^T X``, a noisy ``X^T X`` and a noisy
 ``X^T y``, choose the ridge ``l2`` from the first so that the noisy Gram
 matrix is well conditioned with high probability, and solve
 ``(X^T X + noise + l2 I) theta = X^T y + noise``.
+
+Without declared bounds, centre or standardise the columns: a column far
+from 0 against its spread (a year, a depth of 62 +- 1.4) has its level
+resolved by the noisy Gram matrix but not its variation, and the ridge
+shrinks its coefficient and the intercept towards 0 (diamonds' depth and
+table beside log carat: R^2 0.06 against OLS's 0.94). The fit warns when
+it sees such a column in the released Gram matrix (post-processing).
 
 Parameters
 ----------
@@ -238,6 +247,16 @@ class AdaSSPRegressor(DPEstimatorMixin, LinearPredictMixin, RegressorMixin, Base
         lam_min = max(float(lam_min) - eig_std * stats.norm.ppf(1 - self.failure_probability), 0.0)
         spread = 2.0 * math.sqrt(q) + 2.0 * math.sqrt(math.log(1.0 / self.failure_probability))
         self.l2_penalty_ = max(0.0, gram_std * spread - lam_min)
+        if self.fit_intercept and bx is None:
+            # Post-processing of the Gram release: columns far from 0 against their spread
+            # (DP-GD warns of them too; declared bounds centre every column).
+            found = offset_columns(gram / n, gram_std / n)
+            if found.size:
+                names = [str(c) for c in getattr(self, "feature_names_in_",
+                                                 [f"x{j}" for j in range(p)])]
+                warn(offset_message([names[j] for j in found],
+                                    "the ridge that covers the noise (l2_penalty_) shrinks "
+                                    "them towards 0"), UserWarning)
         theta = np.linalg.lstsq(gram + self.l2_penalty_ * np.eye(q), xty, rcond=None)[0]
         M, offset = original_scale_map(scaling, self.fit_intercept)
         theta = M @ theta + offset

@@ -46,6 +46,7 @@ from skdp.linear_model._preconditioner import (
     max_steps,
     noise_norm,
     offset_columns,
+    offset_message,
     plain_time,
     plan_steps,
 )
@@ -1295,13 +1296,8 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
         if found.size == 0:
             return unresolved, warned
         names = [self._coef_names()[j] for j in found]
-        message = (
-            f"Column(s) {names} lie far from 0 against their spread: the private Gram matrix "
-            "resolves their level but not their variation around it, so neither their "
-            "coefficients nor the intercept is resolved at this budget, and the estimate may "
-            "not have moved from its start there while its intervals look narrow. Centre or "
-            "standardise the columns first (skdp.preprocessing.DPStandardScaler in a "
-            "Pipeline), or declare bounds_X and bounds_y, which centre and scale them.")
+        message = offset_message(names, "the estimate may not have moved from its start "
+                                        "there while its intervals look narrow")
         warn(message, UserWarning)
         # The intercept is not resolved either (the message says so).
         merged = unresolved + [name for name in names + ["intercept"] if name not in unresolved]

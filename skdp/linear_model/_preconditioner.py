@@ -67,7 +67,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Preconditioner", "burn_in_steps", "gram_preconditioner", "max_steps", "noise_norm",
-           "offset_columns", "plain_time", "plan_steps", "smallest_eigenvalue"]
+           "offset_columns", "offset_message", "plain_time", "plan_steps",
+           "smallest_eigenvalue"]
 
 #: Ridge in units of the Gram noise std per row: 2 sqrt(q) + RIDGE_MARGIN.
 RIDGE_MARGIN = 6.0
@@ -176,6 +177,15 @@ def offset_columns(a_hat: np.ndarray, sigma: float) -> np.ndarray:
         if np.linalg.eigvalsh(block)[0] < t and a_hat[j, j] > 4.0 * t:
             found.append(j)
     return np.array(found, dtype=int)
+
+
+def offset_message(names: list, consequence: str) -> str:
+    """The warning about :func:`offset_columns` (``consequence``: what it does to this fit)."""
+    return (f"Column(s) {names} lie far from 0 against their spread: the private Gram matrix "
+            "resolves their level but not their variation around it, so neither their "
+            f"coefficients nor the intercept is resolved at this budget, and {consequence}. "
+            "Centre or standardise the columns first (skdp.preprocessing.DPStandardScaler in a "
+            "Pipeline), or declare bounds_X and bounds_y, which centre and scale them.")
 
 
 def gram_preconditioner(gram: np.ndarray, noise_std: float, n: int,
