@@ -164,6 +164,26 @@ def test_pca_top_subspace_matches_non_private_pca():
         assert np.all(np.diff(pca.explained_variance_) <= 0)
 
 
+def test_pca_warns_when_its_components_are_not_separated_from_the_noise():
+    # A second new user's trial (session 23): on digits (pixels / 16, norm_bound 8,
+    # epsilon 1) the top-10 subspace had a smallest principal cosine of 0.11 with
+    # non-private PCA, silently. The gap between the 10th and 11th released
+    # eigenvalues is below the noise between the two subspaces; a well-separated
+    # spectrum (the test above) does not warn.
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data / 16.0
+    with pytest.warns(UserWarning, match="not separated from the others beyond the noise"):
+        DPPCA(n_components=10, epsilon=1.0, norm_bound=8.0, random_state=0).fit(X)
+    rng = np.random.default_rng(0)
+    Q = np.linalg.qr(rng.normal(size=(10, 10)))[0]
+    eig = np.array([6.0, 4.0, 2.5, 1.0, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05])
+    Y = rng.normal(size=(100_000, 10)) * np.sqrt(eig) @ Q.T + 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPPCA(n_components=3, epsilon=1.0, random_state=0).fit(Y)
+
+
 def test_pca_api():
     X = pd.DataFrame(np.random.default_rng(1).normal(size=(2000, 4)), columns=list("abcd"))
     acc = BudgetAccountant(epsilon=5.0, delta=1e-5)

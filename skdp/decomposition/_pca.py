@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,6 +16,7 @@ from skdp.moments._streaming import BOUND_DOC
 from skdp.utils._dask import dask_transform, is_dask
 from skdp.utils._sklearn import Interval, StrOptions, _fit_context
 from skdp.utils._validation import _cap, float_rows, validate_new_rows, validate_private
+from skdp.utils._warnings import warn
 
 __all__ = ["DPPCA"]
 
@@ -162,6 +164,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                                   np.array([moments._release_info["mean_noise_var"]]))[0]
         values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
         order = np.argsort(values)[::-1]
+        self._warn_unseparated(values[order], k, moments._release_info["second_noise_std"])
         values, vectors = np.maximum(values[order], 0.0), vectors[:, order].T
         # Deterministic signs (as scikit-learn): the largest entry of each axis positive.
         signs = np.sign(vectors[np.arange(d), np.argmax(np.abs(vectors), axis=1)])
@@ -175,6 +178,33 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.norm_bound_ = moments.norm_bound_
         self.privacy_spent_ = moments.privacy_spent_
         return self
+
+    @staticmethod
+    def _warn_unseparated(values: np.ndarray, k: int, entry_std: float) -> None:
+        """Warn when the kept components are not separated from the rest beyond the noise.
+
+        Post-processing of the release: the covariance's noise is symmetric
+        with diagonal std ``entry_std`` and off-diagonal std ``entry_std /
+        sqrt(2)``. What turns the top-k subspace is the block of the noise
+        between it and the rest, a k x (d - k) Gaussian matrix of typical
+        norm ``(sqrt(k) + sqrt(d - k)) entry_std / sqrt(2)``; the sine of the
+        angle is about that norm over the gap between the k-th and the
+        (k+1)-th eigenvalue (Davis and Kahan 1970). Below a gap of that norm
+        the components are partly the noise's.
+        """
+        d = values.shape[0]
+        if k >= d:
+            return  # all components: the projection is a rotation, nothing is left out
+        typical = (math.sqrt(k) + math.sqrt(d - k)) * float(entry_std) / math.sqrt(2.0)
+        gap = float(values[k - 1] - values[k])
+        if gap < typical:
+            warn(f"The {k} private components are not separated from the others beyond the "
+                 f"noise: the gap between eigenvalues {k} and {k + 1} of the released "
+                 f"covariance ({gap:.3g}) is below the typical norm of the noise between "
+                 f"them ({typical:.3g}), so "
+                 "the subspace they span is partly the noise's. Use fewer components, more "
+                 "rows, a larger epsilon or a tighter norm_bound (one norm bound serves every "
+                 "column: standardise them first).", UserWarning)
 
     @property
     def _n_features_out(self):
