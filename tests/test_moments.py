@@ -584,3 +584,21 @@ def test_an_unweighted_mean_divides_by_the_public_row_count():
             for r in range(300)]
     errors = np.array([f.first_moment_[0] - 1.6 for f in fits])
     assert errors.std(ddof=1) / (fits[0].noise_stds_[0] / n) == pytest.approx(1.0, abs=0.16)
+
+
+def test_partial_fit_after_a_one_release_fit_warns_that_it_starts_a_new_stream():
+    # A second new user's trial (session 23): after fit(X) (one release of the table)
+    # a partial_fit silently started a new stream with a second charge, where the
+    # scaler and DP-SGD continue theirs. It still must (fit left no stream), but says so.
+    from skdp.density import PrivateGaussianDensity
+
+    X = np.random.default_rng(0).normal(size=(8000, 3)) * 0.3
+    for make in (StreamingMomentEstimator, PrivateGaussianDensity):
+        acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+        est = make(norm_bound=2.0, accountant=acc, random_state=0).fit(X)
+        with pytest.warns(UserWarning, match="starts a new stream, charged anew"):
+            est.partial_fit(X[:48])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the stream it started continues quietly
+            est.partial_fit(X[48:96])
+        assert len(acc.ledger) == 2

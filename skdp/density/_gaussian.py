@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import MAX_WEIGHT, PRIVACY_PARAMS_DOC, DPEstimatorMixin
 from skdp.mechanisms import make_rng
 from skdp.moments import StreamingMomentEstimator
-from skdp.moments._streaming import BOUND_DOC
+from skdp.moments._streaming import BOUND_DOC, warn_new_stream
 from skdp.utils._dask import is_dask, partial_fit_over_partitions
 from skdp.utils._sklearn import Interval, Options, StrOptions, _fit_context
 from skdp.utils._validation import validate_new_rows, validate_private
@@ -516,6 +516,8 @@ class PrivateGaussianDensity(DPEstimatorMixin, DensityMixin, BaseEstimator):
                                "search: its secret noise state is not kept, so the stream "
                                "cannot continue. Call fit to start a new one.")
         first = moments is False or getattr(moments, "_state", None) is None
+        if first and hasattr(self, "location_"):
+            warn_new_stream(self)
         X = validate_private(self, X, reset=first, dtype=np.float64)
         if first:
             for name in ("locations_", "covariances_"):

@@ -789,6 +789,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         if is_dask(X):  # one step per partition, one partition in memory at a time
             return partial_fit_over_partitions(self.partial_fit, X)
         first = not self._stream_started()
+        if first and hasattr(self, "first_moment_"):
+            warn_new_stream(self)
         X = validate_private(self, X, reset=first, dtype=np.float64)
         if not first:
             check_stream_continues(self._state)
@@ -824,6 +826,17 @@ def _times(a, b):
     if a is None:
         return b
     return a if b is None else a * b
+
+
+def warn_new_stream(estimator) -> None:
+    """Warn that ``partial_fit`` after a one-release ``fit`` starts (and pays for) a new stream.
+
+    The state it reads is public: whether ``fit`` released a table.
+    """
+    warn(f"partial_fit after {type(estimator).__name__}.fit(release='once') starts a new "
+         "stream, charged anew: fit released the table once and left no stream to continue, "
+         "and this stream's releases replace it. To stream rows, call partial_fit from the "
+         "start (or fit with release='per_row').", UserWarning)
 
 
 def _noisy_total(total: float, noise_std: float, largest: float) -> float:
