@@ -248,6 +248,8 @@ def _cli_words(message: str) -> str:
     for api, flag in (("declare bounds_X and bounds_y (or norm_bound) and clip_norm",
                        "declare --bounds (every used column and the target) and --clip-norm"),
                       ("declare bounds_X/bounds_y", "declare --bounds"),
+                      ("bounds_X and bounds_y (or norm_bound)",
+                       "--bounds (every used column and the target)"),
                       ("bounds_X and bounds_y", "--bounds"), ("clip_norm", "--clip-norm"),
                       ("ci_method='independent_runs'", "--ci-method independent_runs"),
                       ("n_iter", "--n-iter"), ("burn_in", "the burn-in")):

@@ -326,3 +326,14 @@ def test_a_short_run_is_explained_in_the_command_s_terms(tmp_path, capsys, extra
     assert main(["regress", str(path), "--target", "y", "--bounds", bounds, *extra]) == 2
     err = _one_line_error(capsys)
     assert expected in err and "more steps" not in err, err
+
+
+def test_too_few_rows_with_bounds_asks_only_for_the_clip_norm(tmp_path, capsys):
+    # A second new user's trial (session 23): a 4-row file with --bounds failed with
+    # "declare --bounds (...) and --clip-norm", although --bounds was declared.
+    path = tmp_path / "d.csv"
+    path.write_text("a,y\n1,2\n2,3\n3,5\n4,4\n")
+    bounds = _bounds(tmp_path, "column,lower,upper\na,0,5\ny,0,6\n")
+    assert main(["regress", str(path), "--target", "y", "--bounds", bounds]) == 2
+    err = _one_line_error(capsys)
+    assert "declare --clip-norm" in err and "--bounds" not in err, err

@@ -850,10 +850,15 @@ class DPLinearRegressionGD(DPEstimatorMixin, LinearPredictMixin, RegressorMixin,
                 shares[key] += extra
                 shares["gradient_descent"] -= extra
         if shares["gradient_descent"] < 0.5 * (1.0 - used):
+            searched = [name for key, name in (("gram_bound", "row"), ("clip_quantile", "clip"))
+                        if shares[key] > 0]
+            declare = ("declare bounds_X and bounds_y (or norm_bound) and clip_norm"
+                       if len(searched) == 2 else "declare clip_norm" if searched == ["clip"]
+                       else "declare bounds_X and bounds_y (or norm_bound)")
             raise ValueError(
-                f"n_samples={n} rows are too few for the private row and clip bounds at this "
-                "budget (a safe quantile search would take most of it): declare bounds_X and "
-                "bounds_y (or norm_bound) and clip_norm, or raise epsilon.")
+                f"n_samples={n} rows are too few for the private {' and '.join(searched)} "
+                f"bound{'s' if len(searched) == 2 else ''} at this budget (a safe quantile "
+                f"search would take most of it): {declare}, or raise epsilon.")
         return shares
 
     def _step_size(self, preconditioned: bool, plain: float | None = None) -> float:
