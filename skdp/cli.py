@@ -190,7 +190,7 @@ def _regress(args: argparse.Namespace) -> int:
     target = "population" if args.population else "empirical"
     table = reg.summary(alpha=args.alpha, target=target)
     spent = reg.privacy_spent_
-    notes = [str(w.message).splitlines()[0] for w in caught]
+    notes = [_cli_words(str(w.message).splitlines()[0]) for w in caught]
     if args.json:
         print(json.dumps({
             "target": args.target, "n_samples": int(X.shape[0]), "ci_method": args.ci_method,
@@ -223,7 +223,7 @@ def _regress(args: argparse.Namespace) -> int:
     print(f"Privacy spent: epsilon = {spent.epsilon:.4g}, delta = {spent.delta:g} "
           f"({calibration}), replace-one adjacency.")
     for note in table.attrs["notes"]:
-        print(f"Note: {note}")
+        print(f"Note: {_cli_words(note)}")
     for note in notes:
         print(f"Warning: {note}")
     if args.bounds is None:
@@ -245,6 +245,7 @@ def _cli_words(message: str) -> str:
                      r"raise n_iter or lower burn_in\.",
                      r"--n-iter / n_batches = \1 steps, which must exceed the burn-in of \2 "
                      "steps; raise --n-iter.", message)
+    message = message.replace(" (skdp.preprocessing.DPStandardScaler in a Pipeline)", "")
     for api, flag in (("declare bounds_X and bounds_y (or norm_bound) and clip_norm",
                        "declare --bounds (every used column and the target) and --clip-norm"),
                       ("declare bounds_X/bounds_y", "declare --bounds"),

@@ -337,3 +337,19 @@ def test_too_few_rows_with_bounds_asks_only_for_the_clip_norm(tmp_path, capsys):
     assert main(["regress", str(path), "--target", "y", "--bounds", bounds]) == 2
     err = _one_line_error(capsys)
     assert "declare --clip-norm" in err and "--bounds" not in err, err
+
+
+def test_the_fit_s_warnings_are_given_in_the_command_s_terms(tmp_path, capsys):
+    # A second new user's trial (session 23): warnings on raw columns said
+    # "DPStandardScaler in a Pipeline, or declare bounds_X and bounds_y", which a
+    # command-line user cannot act on.
+    rng = np.random.default_rng(0)
+    n = 4000
+    year = rng.integers(1976, 1983, n).astype(float)
+    frame = pd.DataFrame({"year": year, "y": 0.1 * (year - 1979) + rng.normal(size=n)})
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    assert main(["regress", str(path), "--target", "y", "--epsilon", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "lie far from 0" in out and "declare --bounds" in out, out
+    assert "bounds_X" not in out and "Pipeline" not in out, out
