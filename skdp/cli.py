@@ -253,6 +253,7 @@ def _cli_words(message: str) -> str:
                        "--bounds (every used column and the target)"),
                       ("bounds_X and bounds_y", "--bounds"), ("clip_norm", "--clip-norm"),
                       ("ci_method='independent_runs'", "--ci-method independent_runs"),
+                      ("n_iter and burn_in", "n_iter"), ("learning_rate", "--learning-rate"),
                       ("n_iter", "--n-iter"), ("burn_in", "the burn-in")):
         message = message.replace(api, flag)
     return message

@@ -250,7 +250,8 @@ rows of each ``partial_fit`` call, are public). The moments are (epsilon,
 delta)-DP for all releases together, the private norm bound included (see
 :class:`~skdp.moments.StreamingMomentEstimator`); the density, its scores and
 its samples are post-processing. ``partial_fit`` continues the stream at no
-further cost; a row fed twice is not covered. The stream's noise state is
+further cost (after a one-release ``fit`` it starts one, charged anew, and
+warns); a row fed twice is not covered. The stream's noise state is
 kept in a private attribute and left out of pickles and copies.
 
 **When it fails.** On n rows at budget mu the covariance entries carry

@@ -221,7 +221,9 @@ stream it is computed on the first call's rows. With sample weights every
 sensitivity is ``max_weight`` times the unweighted one (a weighted row lies
 in the convex hull of unweighted rows and 0). All releases together are
 (epsilon, delta)-DP. ``partial_fit`` continues the stream without further
-charges; ``fit`` starts (and pays for) a new table or stream.
+charges; ``fit`` starts (and pays for) a new table or stream. A
+``partial_fit`` after a one-release ``fit`` (``release='once'``) has no
+stream to continue: it starts one, charged anew, and warns.
 
 **Secret state.** A stream's estimator holds its noise generator and noise
 buffers (``_state``), with which the noise of the releases could be
