@@ -602,3 +602,23 @@ def test_partial_fit_after_a_one_release_fit_warns_that_it_starts_a_new_stream()
             warnings.simplefilter("error")  # the stream it started continues quietly
             est.partial_fit(X[48:96])
         assert len(acc.ledger) == 2
+
+
+def test_a_weighted_mean_reports_the_noise_of_its_total_too():
+    # The review of session 23: a weighted table's mean divides by the released total
+    # weight, whose relative noise the reported noise scales left out (the mean's
+    # noise was 3.45x the reported one for rows at (1.6, 0) with weight 0.5). The
+    # reported variance is one scalar per release: the average over coordinates. 300
+    # fits of 2 coordinates: the measured RMS sd has relative sd about
+    # 1 / sqrt(2 * 600) = 0.03; the total is clipped at n W from above, which takes
+    # up to 7% off the measured noise; 0.15 covers both.
+    n = 1000
+    X = np.tile([1.6, 0.0], (n, 1))
+    fits = [StreamingMomentEstimator(workload="average", norm_bound=2.0, random_state=r).fit(
+        X, sample_weight=np.full(n, 0.5)) for r in range(300)]
+    firsts = np.array([f.first_moment_ for f in fits])
+    seconds = np.array([np.diag(f.second_moment_) for f in fits])
+    reported_mean = np.sqrt(np.mean([f._release_info["mean_noise_var"] for f in fits]))
+    reported_second = np.mean([f._release_info["second_noise_std"] for f in fits])
+    assert np.sqrt(np.mean(firsts.var(axis=0))) / reported_mean == pytest.approx(1.0, abs=0.15)
+    assert np.sqrt(np.mean(seconds.var(axis=0))) / reported_second == pytest.approx(1.0, abs=0.15)

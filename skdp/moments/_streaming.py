@@ -454,10 +454,21 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             second = second / norm2
         count1 = norm1 if means1 else 1.0
         count2 = norm2 if kind2 in ("average", "window") else 1.0
+        mean_var, second_std = (std1 / count1) ** 2, std2 / count2
+        if gamma:
+            # A mean over the noisy total T also carries its relative noise: to first
+            # order the error is (e - m e_T) / T with e_T of std std1 / gamma, so each
+            # entry's variance grows by m_j**2 (std1 / gamma / T)**2 (averaged over j:
+            # one scalar per release), and a second moment divided by T by its diagonal
+            # entries times the same relative noise (post-processing of the releases).
+            relative = (std1 / gamma / norm1) ** 2
+            mean_var += float(np.mean(first**2)) * relative
+            if kind2 == kind1:
+                diag = np.diag(second) if second.ndim == 2 else second
+                second_std = math.sqrt(second_std**2 + float(np.mean(diag**2)) * relative)
         self._publish(dict(d=d, zeta=zeta, std1=std1, std2=std2, lam=lam, spent=spent, t=1,
-                           kinds=(kind1, kind2),
-                           rows=n, mean_noise_var=(std1 / count1) ** 2,
-                           second_noise_std=std2 / count2), [first], [second], stream=None)
+                           kinds=(kind1, kind2), rows=n, mean_noise_var=mean_var,
+                           second_noise_std=second_std), [first], [second], stream=None)
 
     # -- a stream -------------------------------------------------------------------
 
