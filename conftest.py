@@ -8,6 +8,8 @@ cached, against 18:36 in one process).
 
 import os
 
+import pytest
+
 # The longest tests (the suite at the minimum versions, the privacy audits, the
 # docs build) go first: the workers take tests in collection order and steal
 # from each other's queues (``--dist worksteal``), so a long test started last
@@ -28,3 +30,26 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
 
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: not item.nodeid.startswith(LONG_FIRST))  # stable otherwise
+
+
+@pytest.fixture
+def fail_on_call(monkeypatch):
+    """Make the ``call``-th call of ``owner.name`` raise ``error``; returns the undo.
+
+    For the tests of a call that fails part-way through its releases (a memory
+    error between two noise draws, an interrupt between two partitions).
+    """
+
+    def patch(owner, name: str, call: int, error=MemoryError):
+        real, calls = getattr(owner, name), []
+
+        def failing(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == call:
+                raise error
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, failing)
+        return lambda: monkeypatch.setattr(owner, name, real)
+
+    return patch

@@ -174,7 +174,7 @@ def test_partial_fit_checks_every_partition_before_the_first_release(client, nam
 
 @pytest.mark.parametrize("name", list(STREAMS))
 def test_a_partial_fit_interrupted_between_partitions_ends_the_stream(client, name,
-                                                                      monkeypatch):
+                                                                      monkeypatch, fail_on_call):
     # An interrupt (or a lost worker) while reading the third partition left the
     # stream open after two partitions were released: the natural retry released
     # them again with no new charge (the review of session 22).
@@ -186,15 +186,9 @@ def test_a_partial_fit_interrupted_between_partitions_ends_the_stream(client, na
     args = (da.from_array(X, chunks=(2_000, 4)),) + (
         () if y is None else (da.from_array(y, chunks=2_000),))
     est = make(BudgetAccountant(epsilon=5.0, delta=1e-5))
-    real, reads = dask_module.compute, []
-
-    def interrupted(*collections):
-        reads.append(1)
-        if len(reads) == 4:  # the checks, partitions 0 and 1, then partition 2
-            raise KeyboardInterrupt
-        return real(*collections)
-
-    monkeypatch.setattr(dask_module, "compute", interrupted)
+    real = dask_module.compute
+    # The fourth read: the checks, partitions 0 and 1, then partition 2.
+    fail_on_call(dask_module, "compute", 4, KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         est.partial_fit(*args)
     # The retry is refused before any partition is read (it read them all before).

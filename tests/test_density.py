@@ -278,7 +278,10 @@ def test_sample_weight_and_the_ledger():
     assert not any(r.name == "total weight" for r in plain)
     assert any(r.name == "total weight" for r in weighted)
     assert a.noise_stds_[0] < b.noise_stds_[0]
-    np.testing.assert_allclose(a.covariance_, b.covariance_, atol=0.05)
+    # Each covariance is within about 4 of its entry noise stds of the table's (the
+    # released second moment's noise dominates here), so the two within the sum.
+    tol = 4.0 * sum(f._moments._release_info["second_noise_std"] for f in (a, b))
+    np.testing.assert_allclose(a.covariance_, b.covariance_, atol=tol)
     PrivateGaussianDensity(accountant=acc, norm_bound=1.0, random_state=0).fit(X)
     assert [c.label for c in acc.ledger] == ["PrivateGaussianDensity"]
 

@@ -545,25 +545,17 @@ def test_a_blt_damping_below_1e_minus_15_is_refused_before_the_charge():
     lambda: StreamingMomentEstimator(norm_bound=2.0, release="per_row", random_state=0),
     lambda: skdp.density.PrivateGaussianDensity(norm_bound=2.0, random_state=0),
 ], ids=["steps", "per_row", "density"])
-def test_a_call_that_fails_between_its_releases_ends_the_stream(make, monkeypatch):
+def test_a_call_that_fails_between_its_releases_ends_the_stream(make, fail_on_call):
     # An error after the first release of a call (a memory error between the first
     # and second moments' noise) left noise1 a step ahead of noise2, and the
     # stream went on (the review of session 22). It now ends there.
     from skdp.mechanisms import CorrelatedNoise
     X = np.random.default_rng(0).normal(size=(300, 2)) * 0.3
     est = make().partial_fit(X[:100])
-    real, calls = CorrelatedNoise.release, []
-
-    def failing(self, *args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise MemoryError
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(CorrelatedNoise, "release", failing)
+    undo = fail_on_call(CorrelatedNoise, "release", 2)  # between the two moments' noise
     with pytest.raises(MemoryError):
         est.partial_fit(X[100:200])
-    monkeypatch.setattr(CorrelatedNoise, "release", real)
+    undo()
     with pytest.raises(ValueError, match="failed after it began drawing"):
         est.partial_fit(X[200:])
     est.fit(X[200:])  # a new stream

@@ -280,22 +280,15 @@ def test_no_inward_move_no_warning_and_declared_bounds_are_not_corrected():
 
 
 
-def test_a_scaler_call_that_fails_between_its_releases_ends_the_stream(monkeypatch):
+def test_a_scaler_call_that_fails_between_its_releases_ends_the_stream(fail_on_call):
     import skdp.preprocessing._scaler as scaler_module
     X = np.random.default_rng(0).normal(size=(300, 2))
     sc = DPStandardScaler(bounds=(-4.0, 4.0), random_state=0).partial_fit(X[:100])
-    real, calls = scaler_module.gaussian_release, []
-
-    def failing(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:  # after the sums, before the sums of squares
-            raise MemoryError
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(scaler_module, "gaussian_release", failing)
+    # The second release: after the sums, before the sums of squares.
+    undo = fail_on_call(scaler_module, "gaussian_release", 2)
     with pytest.raises(MemoryError):
         sc.partial_fit(X[100:200])
-    monkeypatch.setattr(scaler_module, "gaussian_release", real)
+    undo()
     with pytest.raises(ValueError, match="failed after it began drawing"):
         sc.partial_fit(X[200:])
     sc.fit(X)  # a new stream
