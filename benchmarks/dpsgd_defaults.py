@@ -1,6 +1,6 @@
 """DPSGDRegressor / DPSGDClassifier at their defaults, against DP-GD and a non-private fit.
 
-Run: python benchmarks/dpsgd_defaults.py [--seeds 3]
+Run: python benchmarks/dpsgd_defaults.py [--seeds 3] [--part regression|classification]
 
 Regression: x ~ N(0, I_p), theta* on the unit sphere, noise sd 1, intercept
 fitted, delta 1e-6; error ``||coef - theta*||`` averaged over seeds, and its
@@ -53,21 +53,32 @@ def error(make, X, y, theta, seeds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--part", default="all", choices=["all", "regression", "classification"])
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.part != "classification":
+        regression(args.seeds)
+    if args.part != "regression":
+        classification()
+
+
+def regression(seeds):
     rows = []
     for n, p in SETTINGS:
         X, y, theta = linear_data(n, p)
         for eps in (1.0, 10.0):
             gd = error(lambda s: DPLinearRegressionGD(epsilon=eps, random_state=s), X, y, theta,
-                       args.seeds)
+                       seeds)
             sgd = DPSGDRegressor(epsilon=eps, random_state=0).fit(X, y)
             err = error(lambda s: DPSGDRegressor(epsilon=eps, random_state=s), X, y, theta,
-                        args.seeds)
+                        seeds)
             rows.append([n, p, eps, sgd.batch_size_, sgd.n_iter_, gd, err, err / gd])
-    print_table(f"DPSGDRegressor defaults against DPLinearRegressionGD ({args.seeds} seeds)",
+    print_table(f"DPSGDRegressor defaults against DPLinearRegressionGD ({seeds} seeds)",
                 ["n", "p", "epsilon", "batch", "epochs", "DP-GD error", "DP-SGD error",
                  "ratio"], rows)
+
+
+def classification():
     table = load_breast_cancer()
     X, y = table.data, table.target
     bounds = documented_ranges(table.DESCR)
