@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import NamedTuple
 
+import joblib
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -15,6 +16,7 @@ from skdp.mechanisms._random import MAX_WEIGHT as MAX_WEIGHT  # re-exported: the
 from skdp.mechanisms._random import check_random_state_type, make_rng
 from skdp.utils._sklearn import HasMethods, Interval
 from skdp.utils._validation import validate_new_rows
+from skdp.utils._warnings import warn
 
 __all__ = ["PRIVACY_PARAMS_DOC", "DPEstimatorMixin", "LinearPredictMixin", "NoGeneratorPickleMixin",
            "PrivacySpent", "StreamStateMixin", "ZCDPPrivacySpent", "begin_draws",
@@ -264,6 +266,14 @@ def begin_draws(state: dict) -> None:
     state["failed"] = True
 
 
+def _fingerprint(value):
+    """A parameter's value by content (its identity if it cannot be hashed, e.g. a lambda)."""
+    try:
+        return joblib.hash(value)
+    except Exception:  # unpicklable callables: any pickling error
+        return ("id", id(value))
+
+
 class StreamStateMixin:
     """Keeps a stream's secret state (``self._state``) out of pickles, copies and forks.
 
@@ -278,10 +288,30 @@ class StreamStateMixin:
     the same noise to different rows).
     """
 
+    #: Parameters whose change mid-stream needs no notice: the accountant is charged
+    #: only by the first call, and a Generator's state moves as it is used.
+    _UNWATCHED_PARAMS = ("accountant", "random_state")
+
     def __setattr__(self, name, value):
         if name == "_state" and isinstance(value, dict):
             value.setdefault("_process", fork_token())
+            value.setdefault("_params", self._watched_params())
         super().__setattr__(name, value)
+
+    def _watched_params(self) -> dict:
+        return {k: _fingerprint(v) for k, v in self.get_params(deep=False).items()
+                if k not in self._UNWATCHED_PARAMS}
+
+    def _warn_changed_params(self, state: dict) -> None:
+        """Say once which parameters were set after the stream began (they are ignored)."""
+        now = self._watched_params()
+        changed = [k for k, v in now.items() if state["_params"].get(k, v) != v]
+        if changed:
+            state["_params"] = now
+            warn(f"{', '.join(changed)} changed after this stream began: the stream keeps the "
+                 "values of its first call (its noise and plan were calibrated for them), so "
+                 "the change is ignored until the next fit, which starts a new stream.",
+                 UserWarning)
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -301,5 +331,7 @@ class StreamStateMixin:
                                "inherited by os.fork: continuing it here would repeat the "
                                "noise the other process draws. Continue it in the process "
                                "that started it, or call fit to start a new one here.")
+        if isinstance(state, dict) and "_params" in state:
+            self._warn_changed_params(state)
         return hasattr(self, "_state")
 

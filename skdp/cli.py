@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import os
 import re
@@ -37,9 +39,24 @@ def _demo(args: argparse.Namespace) -> int:
 def _read_csv(path: str, sep: str):
     import pandas as pd
 
-    source = sys.stdin if path == "-" else path
     name = "standard input" if path == "-" else path
     try:
+        if path == "-":  # read once: the header is checked before the table is parsed
+            source = io.StringIO(sys.stdin.read())
+            first = source.readline()
+            source.seek(0)
+        else:
+            source = path
+            with open(path, encoding="utf-8", newline="") as handle:
+                first = handle.readline()
+        header = next(csv.reader([first], delimiter=sep), []) if len(sep) == 1 else []
+        # pandas would rename a repeated name to name.1, and the columns meant by a
+        # --features list would silently be other ones.
+        repeated = {c for c in header if header.count(c) > 1}
+        if repeated:  # not named: a file without a header row would show a private row
+            raise UserError(f"{name}: its first row repeats {len(repeated)} column name(s) "
+                            "(not shown: without a header row that row is data); give "
+                            "every column its own name")
         frame = pd.read_csv(source, sep=sep)
     except FileNotFoundError:
         raise UserError(f"no such file: {path}") from None

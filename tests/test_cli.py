@@ -287,6 +287,18 @@ def test_infinity_names_the_column(tmp_path, capsys):
     assert "missing values in column(s): b" in _one_line_error(capsys)
 
 
+def test_a_repeated_column_name_is_an_error_that_names_no_value(tmp_path, capsys):
+    # Session 23's trial: pandas renamed a second 'x' to 'x.1', and the columns a
+    # --features list meant were silently others. A headerless file whose first row
+    # repeats a value ('1.5') looks the same, so the error shows no names.
+    for text in ("x,y,x\n1,2,3\n4,5,6\n", "1.5,2,1.5\n1,2,3\n4,5,6\n"):
+        path = tmp_path / "dup.csv"
+        path.write_text(text)
+        assert main(["regress", str(path), "--target", "y"]) == 2
+        err = _one_line_error(capsys)
+        assert "repeats 1 column name" in err and "1.5" not in err
+
+
 def test_errors_never_print_a_row_read_as_a_header_or_a_byte_of_the_data(tmp_path, capsys):
     # Without a header row the first data row becomes the column names; listing
     # them printed a private row. A file that is not UTF-8 printed its byte. The

@@ -437,6 +437,19 @@ def test_bad_input(X, params, match):
     assert acc.ledger == []  # every error comes before the charge
 
 
+@pytest.mark.parametrize("params, match", [
+    ({"beta": 0.5}, "beta=0.5 is ignored"),
+    ({"window": 3, "workload": "exponential", "beta": 0.9}, "window=3 is ignored")])
+def test_a_parameter_of_another_workload_is_said_to_be_ignored(params, match):
+    # Session 23's trial: workload='prefix' with beta=0.5 silently ignored beta.
+    with pytest.warns(UserWarning, match=match):
+        StreamingMomentEstimator(norm_bound=1.0, random_state=0, **params).fit(np.ones((5, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # used by one of the two workloads: no warning
+        StreamingMomentEstimator(norm_bound=1.0, second_workload="exponential", beta=0.5,
+                                 random_state=0).fit(np.ones((5, 2)))
+
+
 def test_stream_errors():
     est = StreamingMomentEstimator(noise_shaping="sqrt", norm_bound=1.0)
     with pytest.raises(ValueError, match="n_steps"):

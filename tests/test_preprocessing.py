@@ -198,6 +198,17 @@ def test_pca_api():
         DPPCA(n_components=5, norm_bound=4.0).fit(X)
 
 
+def test_a_length_one_bound_for_several_features_is_refused_before_the_charge():
+    # Session 23's trial: bounds=([0], [1]) was broadcast to both columns silently.
+    # A scalar is the way to give every column the same range.
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    X = np.random.default_rng(0).random((200, 2))
+    with pytest.raises(ValueError, match=r"length 2; the lower bounds have shape \(1,\)"):
+        DPStandardScaler(bounds=([0.0], [1.0]), accountant=acc).fit(X)
+    assert acc.ledger == []
+    DPStandardScaler(bounds=(0.0, 1.0), accountant=acc, random_state=0).fit(X)
+
+
 def test_collapsed_private_bounds_are_widened_with_a_warning():
     # A 0/1 column with 1% ones: at epsilon 1 on 20,000 rows and 3 columns the
     # count noise (sd sqrt(11 * 6) / (mu sqrt(0.1)) = 109 rows) keeps the upper

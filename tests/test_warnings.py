@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 
@@ -21,6 +23,8 @@ from skdp.density import PrivateGaussianDensity
 from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model import DPLinearRegressionGD, DPSGDClassifier, DPSGDRegressor
 from skdp.model_selection import DPGridSearchCV
+from skdp.moments import StreamingMomentEstimator
+from skdp.preprocessing import DPStandardScaler
 
 
 def _noise_only(n=600, p=3, seed=0):
@@ -36,6 +40,8 @@ def _cases():
     year = np.column_stack([rng.integers(1976, 1983, 4000), rng.random(4000) < 0.1]).astype(float)
     year_y = 0.1 * (year[:, 0] - 1979) - 0.5 * year[:, 1] + 6.7 + 0.4 * rng.normal(size=4000)
     pinned = np.random.default_rng(0).normal(size=(2000, 3)) * 0.3
+    slow_x = rng.normal(size=(30_000, 3))
+    slow_labels = (slow_x[:, 0] - 2.5 + rng.logistic(size=30_000) > 0).astype(int)
     return {
         # y is pure noise: the slopes are within their standard errors of zero.
         "dpgd noise": (lambda: DPLinearRegressionGD(epsilon=1.0, random_state=0), X, y,
@@ -53,6 +59,10 @@ def _cases():
         "density at its cap": (lambda: PrivateGaussianDensity(
             method="pp", release="per_row", norm_bound=2.0, random_state=0), pinned, None,
             UserWarning, "largest trace"),
+        # Session 24: a step far too small for the run (epsilon 100, the noise negligible).
+        "DP-SGD not settled": (lambda: DPSGDClassifier(epsilon=100.0, classes=[0, 1],
+                                                       learning_rate=0.003, random_state=0),
+                               slow_x, slow_labels, ConvergenceWarning, "had not settled"),
     }
 
 
@@ -82,6 +92,43 @@ def test_each_warning_names_the_users_line(case, path):
     ours = [w for w in record if issubclass(w.category, category) and match in str(w.message)]
     assert ours, [str(w.message)[:80] for w in record]
     assert {w.filename for w in ours} == {__file__}
+
+
+@pytest.mark.parametrize("est", [
+    StreamingMomentEstimator(workload="average", norm_bound=5.0, random_state=0),
+    DPStandardScaler(bounds=(-3, 3), random_state=0)])
+def test_a_weighted_total_near_its_noise_warns_at_the_users_line(est):
+    # A weighted mean divides by the released total weight; 600 rows of weight 0.001
+    # give 0.6, within a few noise stds of zero (the unweighted case divides by the
+    # public n since session 23, so weights are needed to reach this warning).
+    X = np.random.default_rng(0).normal(size=(600, 3))
+    weights = np.full(600, 0.001)
+    step = type(est).__name__.lower()
+    for fit in (lambda: clone(est).fit(X, sample_weight=weights),
+                lambda: make_pipeline(clone(est)).fit(X, **{f"{step}__sample_weight": weights})):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            fit()
+        ours = [w for w in record if "released total weight" in str(w.message)]
+        assert ours and {w.filename for w in ours} == {__file__}
+
+
+def test_a_parameter_set_mid_stream_is_named_once_and_at_the_users_line():
+    # Session 23's trial: set_params(epsilon=...) between partial_fit calls showed in
+    # repr and was silently ignored (the stream keeps its first call's calibration).
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    est = StreamingMomentEstimator(norm_bound=5.0, random_state=0).partial_fit(X[:100])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no notice while nothing changed
+        est.partial_fit(X[100:200])
+    est.set_params(epsilon=5.0, random_state=1)  # random_state: no notice
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.partial_fit(X[200:300])
+        est.partial_fit(X[300:])
+    assert [str(w.message).split(" changed")[0] for w in record] == ["epsilon"]
+    assert {w.filename for w in record} == {__file__}
+    assert est.privacy_spent_.epsilon == pytest.approx(1.0, rel=1e-6)  # as the first call
 
 
 def test_warnings_through_a_cross_validation_and_a_search_name_the_users_line():

@@ -266,6 +266,10 @@ ones (PSID7682's raw experience, weeks, education and log wage at
 epsilon 1: the log wage's variance 0.21 came out 11.5). A fit of a table
 warns when a direction of its released covariance falls below the floor
 (the noise level), naming the columns along it: standardise them first.
+A stream (``partial_fit``) does not run this check, nor the trace-cap
+one: its early steps sit below the noise by design, and a warning per
+step would bury the one that matters. Check a stream's columns with a
+``fit`` of a comparable public or synthetic table first.
 A Gaussian is the wrong model for multi-modal or heavy-tailed data,
 privately or not.
 

@@ -267,9 +267,9 @@ once: **passing the same rows (or the same people) to** ``partial_fit``
 guarantee.** The first call (of ``fit``, or of ``partial_fit`` on a fresh
 estimator) fixes the step size, the burn-in (the first ``floor(T / 2)``
 iterates are not averaged) and the noise calibration; later changes to the
-parameters are ignored until the next ``fit``. The live object holds the
-noise generator (future noise); pickles and copies leave it out and cannot
-continue the pass.
+parameters are ignored until the next ``fit`` (a warning names them). The
+live object holds the noise generator (future noise); pickles and copies
+leave it out and cannot continue the pass.
 
 **Departures from Varshney et al. 2022**, all public constants (privacy is unchanged):
 noise is calibrated exactly (GDP) rather than by zCDP; the stat sample and

@@ -538,7 +538,7 @@ This holds only if every row is new: **passing the same rows (or the same
 people) twice breaks the guarantee.** With 'nu' noise the stream stops at
 its horizon ``n_steps``. The first call fixes the calibration, the
 optimizer and the horizon; later parameter changes are ignored until the
-next ``fit``. The live object holds the noise generator and the past noise
+next ``fit`` (a warning names them). The live object holds the noise generator and the past noise
 (with them the noise could be removed); pickles and copies leave them out
 and cannot continue the stream.
 

@@ -330,6 +330,11 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         kind1, kind2 = self.workload, self.second_workload or self.workload
         for kind in (kind1, kind2):  # fail early on a missing beta / window
             WorkloadStream(kind, beta=self.beta, k=self.window)
+        for param, kind in (("beta", "exponential"), ("window", "window")):
+            if getattr(self, param) is not None and kind not in (kind1, kind2):
+                warn(f"{param}={getattr(self, param)!r} is ignored: it applies to the "
+                     f"'{kind}' workload only, and the workloads are "
+                     f"{sorted({kind1, kind2})}.", UserWarning)
         return kind1, kind2
 
     def _noise_stds(self, mu: float, d: int, zeta: float, norms1, norms2):
@@ -784,7 +789,8 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         """Add one step to the stream: the rows of X, summed; release the workload after it.
 
         The first call starts the stream, fixes the calibration (later
-        parameter changes are ignored until the next ``fit``) and charges the
+        parameter changes are ignored until the next ``fit``, and a warning
+        names them) and charges the
         budget; with ``norm_bound=None`` it also finds the private bound on
         its rows. Every row must be new: a row fed twice is not covered by the
         guarantee. With method='pp' each row is its own step.

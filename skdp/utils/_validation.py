@@ -359,11 +359,19 @@ def check_bounds(bounds, n_values: int, name: str = "bounds", feature_names=None
     if by_name:
         lower, upper = (_by_name(b, name, feature_names, n_values) for b in (lower, upper))
     try:
-        lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_values,)).copy()
-        upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_values,)).copy()
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a pair (lower, upper) of scalars or arrays of length "
                          f"{n_values}.") from None
+    for side, values in (("lower", lower), ("upper", upper)):
+        # A scalar, or one value per feature: a length-1 array for several features
+        # is more likely a mistake than a wish to broadcast, and clips silently.
+        if values.ndim > 1 or (values.ndim == 1 and values.shape[0] != n_values):
+            raise ValueError(f"{name} must be a pair (lower, upper) of scalars or arrays of "
+                             f"length {n_values}; the {side} bounds have shape {values.shape} "
+                             "(a scalar gives every one the same value).")
+    lower = np.broadcast_to(lower, (n_values,)).copy()
+    upper = np.broadcast_to(upper, (n_values,)).copy()
     if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
         raise ValueError(f"{name} must be finite.")
     if np.any(lower >= upper):
