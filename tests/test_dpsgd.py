@@ -497,6 +497,47 @@ def test_a_run_that_has_not_settled_warns():
                         random_state=0).partial_fit(X, y)
 
 
+@pytest.mark.parametrize("noise,momentum", [("independent", 0.0), ("nu", 0.0), ("nu", 0.5)])
+def test_the_public_noise_of_the_averaged_iterate_matches_runs_on_flat_directions(noise,
+                                                                                   momentum):
+    # X = 0: no gradient ever reaches the slopes, so they carry the noise alone
+    # (the noise check's model: no pull back). 300 seeds x 5 slopes = 1,500 draws
+    # of a centred Gaussian: their mean square has relative sd sqrt(2 / 1500) = 3.7%;
+    # the tolerance is 4 of those.
+    X, y = np.zeros((2_000, 5)), np.zeros(2_000)
+    warnings.simplefilter("ignore")  # pure noise: the noise warning, rightly (pytest resets)
+    coefs = [DPSGDRegressor(noise=noise, momentum=momentum, clip_norm=1.0, learning_rate=0.5,
+                            random_state=s).fit(X, y).coef_ for s in range(300)]
+    reg = DPSGDRegressor(noise=noise, momentum=momentum, clip_norm=1.0, learning_rate=0.5,
+                         random_state=0).fit(X, y)
+    T = reg.n_steps_
+    kind = "identity" if noise == "independent" else "toeplitz"
+    expected = (0.5 * reg.noise_std_ / reg.batch_size_) ** 2 * dpsgd_module._tail_noise_variance(
+        kind, T, T // 2, reg.nu, momentum)
+    assert np.mean(np.square(coefs)) == pytest.approx(expected, rel=4 * 0.037)
+
+
+def test_a_fit_within_its_noise_warns_and_a_clear_one_does_not():
+    # Post-processing: the averaged slopes against the public noise they would carry
+    # with no pull back (an upper end). 400 rows, 40 columns, epsilon 0.5: the noise
+    # swamps slopes of norm 1; 100,000 rows, 5 columns, epsilon 1 resolve them.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 40))
+    y = X @ (rng.normal(size=40) / np.sqrt(40)) + rng.normal(size=400)
+    with pytest.warns(UserWarning, match="noise is as large as the signal.*predict"):
+        DPSGDRegressor(epsilon=0.5, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="noise is as large.*class shares"):
+        DPSGDClassifier(epsilon=0.5, classes=[0, 1], random_state=0).fit(X, y > 0)
+    X, y, _ = _sphere_data(100_000, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPSGDRegressor(epsilon=1.0, random_state=0).fit(X, y)
+        DPSGDClassifier(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y > 0)
+        # An adaptive optimizer's steps follow a private second moment: no public
+        # noise scale, no check.
+        DPSGDRegressor(epsilon=0.5, optimizer="adam", random_state=0).fit(X[:400], y[:400])
+
+
 @pytest.mark.parametrize("noise", ["nu", "independent"])
 @pytest.mark.parametrize("optimizer,lr", [("sgd", 2.0), ("adam", 0.05)])
 def test_settled_runs_do_not_warn(noise, optimizer, lr):

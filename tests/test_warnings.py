@@ -60,6 +60,9 @@ def _cases():
             method="pp", release="per_row", norm_bound=2.0, random_state=0), pinned, None,
             UserWarning, "largest trace"),
         # Session 24: a step far too small for the run (epsilon 100, the noise negligible).
+        # Session 24: 600 rows of pure noise, epsilon 1: slopes within their noise.
+        "DP-SGD noise": (lambda: DPSGDRegressor(epsilon=1.0, random_state=0), X, y,
+                         UserWarning, "noise is as large as the signal: the slopes"),
         "DP-SGD not settled": (lambda: DPSGDClassifier(epsilon=100.0, classes=[0, 1],
                                                        learning_rate=0.003, random_state=0),
                                slow_x, slow_labels, ConvergenceWarning, "had not settled"),
