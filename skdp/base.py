@@ -267,7 +267,9 @@ def begin_draws(state: dict) -> None:
 
 
 def _fingerprint(value):
-    """A parameter's value by content (its identity if it cannot be hashed, e.g. a lambda)."""
+    """A parameter's value by content (a callable, or what cannot be hashed, by identity)."""
+    if callable(value):
+        return ("id", id(value))
     try:
         return joblib.hash(value)
     except Exception:  # unpicklable callables: any pickling error
@@ -291,16 +293,20 @@ class StreamStateMixin:
     #: Parameters whose change mid-stream needs no notice: the accountant is charged
     #: only by the first call, and a Generator's state moves as it is used.
     _UNWATCHED_PARAMS = ("accountant", "random_state")
+    #: Parameters an estimator reads live (not fixed by the stream's first call).
+    _LIVE_PARAMS: tuple = ()
 
     def __setattr__(self, name, value):
         if name == "_state" and isinstance(value, dict):
             value.setdefault("_process", fork_token())
-            value.setdefault("_params", self._watched_params())
+            if "_params" not in value:
+                value["_params"] = self._watched_params()
         super().__setattr__(name, value)
 
     def _watched_params(self) -> dict:
+        skip = self._UNWATCHED_PARAMS + self._LIVE_PARAMS
         return {k: _fingerprint(v) for k, v in self.get_params(deep=False).items()
-                if k not in self._UNWATCHED_PARAMS}
+                if k not in skip}
 
     def _warn_changed_params(self, state: dict) -> None:
         """Say once which parameters were set after the stream began (they are ignored)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import json
 import os
@@ -41,22 +40,20 @@ def _read_csv(path: str, sep: str):
 
     name = "standard input" if path == "-" else path
     try:
-        if path == "-":  # read once: the header is checked before the table is parsed
-            source = io.StringIO(sys.stdin.read())
-            first = source.readline()
+        # Standard input is read once, so that its header can be read twice.
+        source = io.StringIO(sys.stdin.read()) if path == "-" else path
+        # The header as pandas reads it (compression, a byte-order mark, blank lines),
+        # before pandas renames a repeated name to name.1: the columns a --features
+        # list meant would silently be other ones. Empty names are pandas' 'Unnamed'.
+        header = pd.read_csv(source, sep=sep, header=None, nrows=1, dtype=str,
+                             keep_default_na=False).iloc[0].tolist()
+        if path == "-":
             source.seek(0)
-        else:
-            source = path
-            with open(path, encoding="utf-8", newline="") as handle:
-                first = handle.readline()
-        header = next(csv.reader([first], delimiter=sep), []) if len(sep) == 1 else []
-        # pandas would rename a repeated name to name.1, and the columns meant by a
-        # --features list would silently be other ones.
-        repeated = {c for c in header if header.count(c) > 1}
-        if repeated:  # not named: a file without a header row would show a private row
-            raise UserError(f"{name}: its first row repeats {len(repeated)} column name(s) "
-                            "(not shown: without a header row that row is data); give "
-                            "every column its own name")
+        names = [h for h in header if h != ""]
+        if len(set(names)) < len(names):  # no name shown: without a header row it is data
+            raise UserError(f"{name}: its first row repeats a column name (not shown: "
+                            "without a header row that row is data); give every column "
+                            "its own name")
         frame = pd.read_csv(source, sep=sep)
     except FileNotFoundError:
         raise UserError(f"no such file: {path}") from None

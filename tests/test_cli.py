@@ -296,7 +296,23 @@ def test_a_repeated_column_name_is_an_error_that_names_no_value(tmp_path, capsys
         path.write_text(text)
         assert main(["regress", str(path), "--target", "y"]) == 2
         err = _one_line_error(capsys)
-        assert "repeats 1 column name" in err and "1.5" not in err
+        assert "repeats a column name" in err and "1.5" not in err
+    # Read as pandas reads it: compressed, with a byte-order mark, after a blank line;
+    # empty names (trailing commas) are pandas' 'Unnamed' columns, not repeats.
+    import gzip
+    gz = tmp_path / "dup.csv.gz"
+    gz.write_bytes(gzip.compress(b"x,y,x\n1,2,3\n4,5,6\n"))
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes("\ufeffx,y,x\n1,2,3\n4,5,6\n".encode("utf-8"))
+    blank = tmp_path / "blank.csv"
+    blank.write_text("\nx,y,x\n1,2,3\n4,5,6\n")
+    for path in (gz, bom, blank):
+        assert main(["regress", str(path), "--target", "y"]) == 2
+        assert "repeats a column name" in _one_line_error(capsys)
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("a,y,,\n1,2,,\n4,5,,\n")
+    main(["regress", str(trailing), "--target", "y"])
+    assert "repeats" not in capsys.readouterr().err
 
 
 def test_errors_never_print_a_row_read_as_a_header_or_a_byte_of_the_data(tmp_path, capsys):

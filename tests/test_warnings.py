@@ -59,10 +59,10 @@ def _cases():
         "density at its cap": (lambda: PrivateGaussianDensity(
             method="pp", release="per_row", norm_bound=2.0, random_state=0), pinned, None,
             UserWarning, "largest trace"),
-        # Session 24: a step far too small for the run (epsilon 100, the noise negligible).
         # Session 24: 600 rows of pure noise, epsilon 1: slopes within their noise.
         "DP-SGD noise": (lambda: DPSGDRegressor(epsilon=1.0, random_state=0), X, y,
                          UserWarning, "noise is as large as the signal: the slopes"),
+        # Session 24: a step far too small for the run (epsilon 100, the noise negligible).
         "DP-SGD not settled": (lambda: DPSGDClassifier(epsilon=100.0, classes=[0, 1],
                                                        learning_rate=0.003, random_state=0),
                                slow_x, slow_labels, ConvergenceWarning, "had not settled"),
@@ -132,6 +132,13 @@ def test_a_parameter_set_mid_stream_is_named_once_and_at_the_users_line():
     assert [str(w.message).split(" changed")[0] for w in record] == ["epsilon"]
     assert {w.filename for w in record} == {__file__}
     assert est.privacy_spent_.epsilon == pytest.approx(1.0, rel=1e-6)  # as the first call
+    # Parameters read live are not 'ignored': the scaler's with_mean applies at once.
+    scaler = DPStandardScaler(bounds=(-5, 5), random_state=0).partial_fit(X[:200])
+    scaler.set_params(with_mean=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler.partial_fit(X[200:])
+    np.testing.assert_allclose(scaler.transform(X), X / scaler.scale_)
 
 
 def test_warnings_through_a_cross_validation_and_a_search_name_the_users_line():

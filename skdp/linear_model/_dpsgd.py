@@ -61,7 +61,8 @@ from skdp.utils._warnings import warn
 __all__ = ["DPSGDClassifier", "DPSGDRegressor", "dp_sgd"]
 
 LOSSES = ("squared", "log", "multinomial")
-#: The default SGD step: min(0.1, _HORIZON_STEPS / T, max(_NOISE_STEP / rho**2, 3 / T)).
+#: The default SGD step: min(0.1 / c, _HORIZON_STEPS / (c T), max(_NOISE_STEP / rho**2,
+#: 3 / (c T))), c the loss's curvature bound (_CURVATURE).
 _HORIZON_STEPS = 25.0
 _NOISE_STEP = 0.02
 #: Bound on the loss's second derivative in its linear output: 1 for squared
@@ -154,47 +155,69 @@ def _warn_scale(clip: float, q: int, loss: str) -> None:
          UserWarning)
 
 
-#: Two-sided level of the test of a run that has not settled (_pull).
+#: Two-sided level of the test of a run that has not settled (_TailSums.pull).
 UNSETTLED_LEVEL = 1e-3
 
 
-def _pull(released) -> tuple[float, int]:
-    """How far the averaged steps still pull one way: ``(t**2 / threshold, k)``.
+class _TailSums:
+    """Running sum and spread of the released gradient sums of a run's last steps (Welford).
 
-    ``released`` holds the k released gradient sums G_t of the averaged
-    steps (post-processing). With S their sum and s**2 the trace of their
-    sample covariance, ``t**2 = ||S||**2 / (k s**2)``. A settled run's G_t
-    are, for SGD, ``b / lr`` times the increments of stationary iterates:
-    their sum telescopes, so ``E ||S||**2`` is at most ``k`` times their
-    variance (the bound of independent steps; noise, row sampling and the
-    pull back towards the optimum all count in s). Against it, t is at most
-    Student's t with k - 1 degrees of freedom in the worst (one-direction)
-    case, so ``t**2`` above its ``1 - UNSETTLED_LEVEL / 2`` quantile squared
-    happens with probability at most about UNSETTLED_LEVEL. A run still
-    travelling adds the same pull to every step, which outgrows s like
-    ``sqrt(k)``. Returns ``(0, k)`` for fewer than 3 steps.
+    ``append`` takes one step's release (post-processing); ``pull()`` is the
+    test of :func:`_warn_unsettled`. O(coefficients) memory, whatever the steps.
     """
-    k = len(released)
-    if k < 3:
-        return 0.0, k
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        G = released.reshape(k, -1)
-        G = G / np.max(np.abs(G))  # the ratio is scale-free; this keeps squares finite
-        spread = np.sum((G - G.mean(axis=0)) ** 2) / (k - 1)
-        t2 = np.sum(G.sum(axis=0) ** 2) / (k * spread)
-    if not (np.isfinite(t2) and spread > 0):  # no spread to judge by: no evidence
-        return 0.0, k
-    return float(t2) / stats.t.ppf(1 - UNSETTLED_LEVEL / 2, k - 1) ** 2, k
+
+    def __init__(self) -> None:
+        self.k, self.total, self.mean, self.m2 = 0, None, None, 0.0
+
+    def append(self, released) -> None:
+        g = np.array(released, dtype=float).ravel()
+        self.k += 1
+        if self.mean is None:
+            self.total, self.mean = g.copy(), g
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.total += g
+            delta = g - self.mean
+            self.mean = self.mean + delta / self.k
+            self.m2 += float(delta @ (g - self.mean))
+
+    def pull(self) -> tuple[float, int]:
+        """How far these steps still pull one way: ``(t**2 / threshold, k)``.
+
+        With S the sum of the k released gradient sums G_t and s**2 the trace
+        of their sample covariance, ``t**2 = ||S||**2 / (k s**2)``. A settled
+        run's G_t are, for SGD, ``b / lr`` times the increments of stationary
+        iterates: their sum telescopes, so ``E ||S||**2`` is at most ``k``
+        times their variance (the bound of independent steps; noise, row
+        sampling and the pull back towards the optimum all count in s).
+        Against it, t is at most Student's t with k - 1 degrees of freedom in
+        the worst (one-direction) case, so ``t**2`` above its ``1 -
+        UNSETTLED_LEVEL / 2`` quantile squared happens with probability at
+        most about UNSETTLED_LEVEL. A run still travelling adds the same pull
+        to every step, which outgrows s like ``sqrt(k)``. ``(0, k)`` for fewer
+        than 3 steps, or without a finite spread to judge by.
+        """
+        k = self.k
+        if k < 3:
+            return 0.0, k
+        spread = self.m2 / (k - 1)
+        if not (np.isfinite(spread) and spread > 0):
+            return 0.0, k
+        with np.errstate(over="ignore", invalid="ignore"):
+            t2 = float(self.total @ self.total) / (k * spread)
+        if not np.isfinite(t2):
+            return 0.0, k
+        return t2 / stats.t.ppf(1 - UNSETTLED_LEVEL / 2, k - 1) ** 2, k
 
 
 def _warn_unsettled(state: dict, name: str, classifier: bool) -> None:
-    """Warn when the averaged steps of the last call still pull one way (see _pull)."""
+    """Warn when the last half of the call's steps still pull one way (see _TailSums.pull)."""
     ratio, k = state.get("pull", (0.0, 0))
     if not ratio > 1.0:
         return
-    warn(f"{name}: the run had not settled. Over its last {k} steps (the ones averaged into "
-         "coef_) the released gradients still pull one way, beyond what their own "
-         "step-to-step noise explains, so coef_ stops short of the optimum. Raise "
+    warn(f"{name}: the run had not settled. Over the last {k} steps (the last half) the "
+         "released gradients still pull one way, beyond what their own step-to-step noise "
+         "explains, so coef_ stops short of the optimum. Raise "
          f"learning_rate (it was {state['lr']:.3g}) or epochs"
          + (", unless the classes are separable, where the coefficients grow without end"
             if classifier else "") + ".", ConvergenceWarning)
@@ -213,7 +236,7 @@ def _private_clip(X, Y, loss: str, fit_intercept: bool, mu: float, rng) -> float
 def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size: int,
            clip_norm: float, noise, square_noise=None, noise_variances=None, n_epochs: int = 1,
            fit_intercept: bool = True, sample_weight=None, progress=None,
-           average_from: int | None = None, tail_release=None):
+           average_from: int | None = None, tail_release: tuple | None = None):
     """Private mini-batch training of a linear model, rows in the order given.
 
     Step t takes the next batch of rows (``ceil(n / batch_size)`` steps per
@@ -221,7 +244,8 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
     the rows in the same order), clips each per-example gradient to
     ``clip_norm`` (:func:`~skdp.clipping.clipped_gradient_sum`), adds
     ``noise[t]`` to the sum, and feeds the optimizer the private inputs of
-    :func:`~skdp.optim.private_step_inputs`.
+    :func:`~skdp.optim.private_step_inputs`, dividing by ``batch_size`` also
+    in a smaller last batch (whose noise is a full step's).
 
     Parameters
     ----------
@@ -258,9 +282,9 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
     average_from : int or None, default=None
         Also return the mean of the iterates after steps ``average_from``,
         ``average_from + 1``, ... (Polyak-Ruppert tail averaging; post-processing).
-    tail_release : list, optional
-        With ``average_from``: the released (noisy) gradient sums of steps
-        ``average_from``, ``average_from + 1``, ... are appended to it
+    tail_release : (int, list-like) or None, default=None
+        ``(start, sink)``: the released (noisy) gradient sums of steps
+        ``start``, ``start + 1``, ... are passed to ``sink.append``
         (post-processing; the estimators' ``fit`` tests them for a run that
         has not settled).
 
@@ -319,8 +343,10 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
             if noise_variances is not None:
                 extra["noise_variance"] = noise_variances[t]
             released = _released(noise, t, total)
-            grad, second, bias = private_step_inputs(private_moments, released,
-                                                     0.0, Xb.shape[0], **extra)
+            # Divided by the planned batch, also for an epoch's smaller last batch: its
+            # noise is a full step's, and its own row count (2 rows on HMDA's 1,666)
+            # multiplied that noise by b / rows (post-processing with a public number).
+            grad, second, bias = private_step_inputs(private_moments, released, 0.0, b, **extra)
             if isinstance(optimizer, SGD):
                 coef = optimizer.step(coef, grad)
             else:
@@ -328,8 +354,8 @@ def dp_sgd(X, y, coef, *, loss: str, optimizer, private_moments: str, batch_size
             if average_from is not None and t >= average_from:
                 tail_sum += coef
                 tail_count += 1
-                if tail_release is not None:
-                    tail_release.append(released)
+            if tail_release is not None and t >= tail_release[0]:
+                tail_release[1].append(released)
             t += 1
             if progress is not None:
                 progress.update()
@@ -555,33 +581,34 @@ passes follow n, the step follows the noise, and ``coef_`` is the average
 of the last half of the steps. Measured on x ~ N(0, I_p), ||theta|| = 1,
 noise sd 1, 3 seeds (``python benchmarks/dpsgd_defaults.py``), the error of
 the 'sgd' defaults over that of :class:`DPLinearRegressionGD`'s defaults
-is 0.68 / 0.97 (epsilon 1 / 10) at n = 10^4, p = 10; 0.84 / 1.23 at
-n = 10^4, p = 50; 1.17 / 1.04 at n = 10^5, p = 10; 0.80 / 1.07 at n =
-10^5, p = 100; 1.12 / 1.19 at n = 10^6, p = 20 (before: 1.7-5x). **When
+is 0.65 / 0.97 (epsilon 1 / 10) at n = 10^4, p = 10; 0.82 / 1.23 at
+n = 10^4, p = 50; 1.17 / 1.04 at n = 10^5, p = 10; 0.79 / 1.07 at n =
+10^5, p = 100; 1.10 / 1.19 at n = 10^6, p = 20 (before: 1.7-5x). **When
 to prefer DP-GD:** below about 10^4 rows (at n = 1,000, p = 10, epsilon 10
 DP-SGD's error is 3.9 times DP-GD's), and whenever you need confidence
 intervals. DP-SGD is the choice for logistic models, for streams
 (``partial_fit``) and for adaptive optimizers. On the 10 held-out
 binary tables of ``python benchmarks/dpsgd_classifier_tables.py``
 (standardised, 5 splits) the classifier's defaults lose a median of
-0.49 / 0.27 (epsilon 1 / 10) of logistic regression's gain in test
-log-loss over predicting the prior (0.81 / 0.80 with the step sized for
+0.56 / 0.27 (epsilon 1 / 10) of logistic regression's gain in test
+log-loss over predicting the prior (0.83 / 0.80 with the step sized for
 the squared loss). At epsilon 1, Caravan (85 columns) and ResumeNames
 (45) score far worse than the prior, and the noise check below warns on
-every such fit; Mroz (753 rows) has one fit of five worse than the prior
-without a warning, and so does the development table HMDA (1,666
-training rows, heavy-tailed ratios) in most fits. The private clip norm, a
+every such fit; Mroz (753 rows) has a fit worse than the prior without a
+warning. The private clip norm, a
 median at the start, clips the hard rows at the solution, a Huber-like
 estimand (Fertility: 0.660 against logistic regression's 0.643, also at
 epsilon 100).
 
 **Convergence check.** ``fit`` warns (``ConvergenceWarning``) when the
-averaged steps still pull one way: the sum S of their k released gradient
+last half of the steps still pulls one way: the sum S of their k released gradient
 sums against the trace s**2 of their sample covariance, ``||S||**2 / (k
 s**2)`` above Student's t quantile (k - 1 degrees of freedom, two-sided
 level 0.001) squared. Settled, the released sums are (for SGD) ``b / lr``
 times the increments of stationary iterates, whose sum telescopes, so the
-statistic stays below its independent-steps bound; a travelling run adds
+statistic stays below its independent-steps bound (for AdaGrad and Adam,
+whose steps are rescaled as they go, approximately: a settled AdaGrad run
+was seen at 0.89 of the threshold); a travelling run adds
 the same pull to every step. It is post-processing, has little power on
 short runs (k below about 10) or where the noise dominates, and does not
 run in ``partial_fit``, whose early calls travel by design. It does not
@@ -871,7 +898,9 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
         w = None if sample_weight is None else sample_weight[order]
         progress = Progress(prm["verbose"], steps, type(self).__name__)
         average_from = min(steps - 1, int(steps * (1.0 - prm["average"])))
-        tail = []
+        # The settling test reads the last half of the call's steps, whatever share is
+        # averaged (with average=1 the first half still travels from the start).
+        tail = _TailSums()
         with np.errstate(over="ignore", invalid="ignore"):
             coef, out = dp_sgd(X[order], Y[order], state["coef"], loss=self._loss(Y),
                                optimizer=state["optimizer"], private_moments=state["variant"],
@@ -879,7 +908,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                                square_noise=square_noise, noise_variances=variances,
                                n_epochs=epochs, fit_intercept=prm["fit_intercept"], sample_weight=w,
                                progress=progress, average_from=average_from,
-                               tail_release=tail)
+                               tail_release=(steps // 2, tail))
         progress.close()
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(out))):
             raise FloatingPointError(
@@ -888,7 +917,7 @@ class _BaseDPSGD(StreamStateMixin, DPEstimatorMixin, BaseEstimator):
                 "(a stream does not continue after a failed call).")
         return {**state, "coef": coef, "coef_out": out, "t": t0 + steps,
                 "n_iter": state["n_iter"] + epochs, "failed": False,
-                "pull": _pull(np.asarray(tail)),
+                "pull": tail.pull(),
                 "noise_t2": None if t0 else _noise_t2(state, out, steps, average_from,
                                                        prm["fit_intercept"])}
 

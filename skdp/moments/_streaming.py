@@ -269,6 +269,9 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
     __doc__ = _DOC % {**PRIVACY_PARAMS_DOC, "bound": BOUND_DOC}
     _accepts_dask = True  # fit reads Dask collections partition by partition
 
+    #: Read at every release, not fixed by the stream.
+    _LIVE_PARAMS = ("store_history", "callback")
+
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
         "method": [StrOptions(set(METHODS))],

@@ -224,6 +224,9 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
     _accepts_dask = True  # fit reads Dask collections partition by partition
 
+    #: Read at every call (transform and publication), not fixed by the stream.
+    _LIVE_PARAMS = ("with_mean", "with_std")
+
     _parameter_constraints: dict = {
         **DPEstimatorMixin._parameter_constraints,
         "bounds": ["array-like", tuple, None],
