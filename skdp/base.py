@@ -311,9 +311,11 @@ class StreamStateMixin:
     def _warn_changed_params(self, state: dict) -> None:
         """Say once which parameters were set after the stream began (they are ignored)."""
         now = self._watched_params()
-        changed = [k for k, v in now.items() if state["_params"].get(k, v) != v]
+        warned = state.setdefault("_params_warned", set())
+        changed = [k for k, v in now.items()
+                   if state["_params"].get(k, v) != v and (k, v) not in warned]
         if changed:
-            state["_params"] = now
+            warned.update((k, now[k]) for k in changed)  # the stream's own values stay
             warn(f"{', '.join(changed)} changed after this stream began: the stream keeps the "
                  "values of its first call (its noise and plan were calibrated for them), so "
                  "the change is ignored until the next fit, which starts a new stream.",

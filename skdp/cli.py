@@ -40,14 +40,23 @@ def _read_csv(path: str, sep: str):
 
     name = "standard input" if path == "-" else path
     try:
-        # Standard input is read once, so that its header can be read twice.
-        source = io.StringIO(sys.stdin.read()) if path == "-" else path
+        # Standard input, pipes and process substitutions are read once, into memory,
+        # so that the header can be read before the table (as bytes: pandas decodes
+        # them as UTF-8, strictly).
+        if path == "-":
+            buffer = getattr(sys.stdin, "buffer", None)
+            source = io.BytesIO(buffer.read()) if buffer else io.StringIO(sys.stdin.read())
+        elif os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+            with open(path, "rb") as stream:
+                source = io.BytesIO(stream.read())
+        else:
+            source = path
         # The header as pandas reads it (compression, a byte-order mark, blank lines),
         # before pandas renames a repeated name to name.1: the columns a --features
         # list meant would silently be other ones. Empty names are pandas' 'Unnamed'.
         header = pd.read_csv(source, sep=sep, header=None, nrows=1, dtype=str,
                              keep_default_na=False).iloc[0].tolist()
-        if path == "-":
+        if not isinstance(source, str):
             source.seek(0)
         names = [h for h in header if h != ""]
         if len(set(names)) < len(names):  # no name shown: without a header row it is data
@@ -59,7 +68,7 @@ def _read_csv(path: str, sep: str):
         raise UserError(f"no such file: {path}") from None
     except pd.errors.EmptyDataError:
         raise UserError(f"{name} is empty (no header row)") from None
-    except UnicodeDecodeError:  # its message quotes the offending byte of the data
+    except UnicodeError:  # its message quotes the offending byte of the data
         raise UserError(f"cannot read {name} as CSV: it is not UTF-8 text") from None
     except pd.errors.ParserError as exc:  # line numbers and field counts, no values
         raise UserError(f"cannot read {name} as CSV: {str(exc).splitlines()[0]}") from None

@@ -1,4 +1,6 @@
+import io
 import json
+import os
 import subprocess
 import sys
 
@@ -159,8 +161,6 @@ def test_regress_with_bounds_reports_the_original_scale(bounded, capsys):
 
 
 def test_regress_reads_standard_input_and_another_separator(bounded, monkeypatch, capsys):
-    import io
-
     data, bounds = bounded
     text = pd.read_csv(data).to_csv(index=False, sep=";")
     monkeypatch.setattr(sys, "stdin", io.StringIO(text))
@@ -313,6 +313,25 @@ def test_a_repeated_column_name_is_an_error_that_names_no_value(tmp_path, capsys
     trailing.write_text("a,y,,\n1,2,,\n4,5,,\n")
     main(["regress", str(trailing), "--target", "y"])
     assert "repeats" not in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_pipe_and_a_non_utf8_standard_input_are_read_once(tmp_path, monkeypatch, capsys):
+    # The header is read before the table: a named pipe (or a shell's <(...)) would
+    # be consumed by that first read (the second review of session 24), so it is
+    # read into memory once; standard input as bytes, decoded strictly.
+    import threading
+    fifo = tmp_path / "data.csv"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("a,y,a\n1,2,3\n"))
+    writer.start()
+    assert main(["regress", str(fifo), "--target", "y"]) == 2
+    writer.join()
+    assert "repeats a column name" in _one_line_error(capsys)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("\xe9ge,y\n1,2\n".encode(
+        "latin-1"))))
+    assert main(["regress", "-", "--target", "y"]) == 2
+    assert "not UTF-8 text" in _one_line_error(capsys)
 
 
 def test_errors_never_print_a_row_read_as_a_header_or_a_byte_of_the_data(tmp_path, capsys):

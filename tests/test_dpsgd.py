@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -478,6 +479,24 @@ def test_the_classifier_default_beats_the_prior_where_the_old_step_did_not():
     assert log_loss(yt, clf.predict_proba(Xt)) < prior - 0.005
     old = clf.set_params(learning_rate=0.1).fit(X, y)
     assert log_loss(yt, old.predict_proba(Xt)) > prior + 0.1
+
+
+@pytest.mark.parametrize("offset,scale", [(0.0, 1.0), (1e8, 1.0), (3.0, 1e160)])
+def test_the_settling_statistic_matches_its_two_pass_formula(offset, scale):
+    # The running (Welford) sums against numpy's two-pass ones, where the mean
+    # dwarfs the spread and where squares of the raw releases would overflow.
+    G = (np.random.default_rng(0).normal(size=(50, 3)) + offset) * scale
+    tail = dpsgd_module._TailSums()
+    for g in G:
+        tail.append(g)
+    k = len(G)
+    spread = np.sum(np.var(G / scale, axis=0, ddof=1))
+    t2 = np.sum((G / scale).sum(axis=0) ** 2) / (k * spread)
+    threshold = stats.t.ppf(1 - dpsgd_module.UNSETTLED_LEVEL / 2, k - 1) ** 2
+    assert tail.pull() == (pytest.approx(t2 / threshold, rel=1e-6), k)
+    short = dpsgd_module._TailSums()
+    short.append(G[0]), short.append(G[1])
+    assert short.pull() == (0.0, 2)
 
 
 def test_a_run_that_has_not_settled_warns():

@@ -139,6 +139,22 @@ def test_a_parameter_set_mid_stream_is_named_once_and_at_the_users_line():
         warnings.simplefilter("error")
         scaler.partial_fit(X[200:])
     np.testing.assert_allclose(scaler.transform(X), X / scaler.scale_)
+    # ... but with_std cannot be turned on: the stream released no squares (it
+    # reported var_ 0 and scale_ 1 in silence, the second review of session 24).
+    scaler = DPStandardScaler(bounds=(-5, 5), with_std=False, random_state=0).partial_fit(X[:200])
+    scaler.set_params(with_std=True)
+    with pytest.raises(ValueError, match="with_std=True needs the sums of squares"):
+        scaler.partial_fit(X[200:])
+    scaler.set_params(with_std=False).partial_fit(X[200:])  # the stream continues
+    # A returned value changes nothing: a notice per new value, not per call.
+    est.set_params(epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.partial_fit(X[:10])
+    # The moments' history is read live, in per-row streams too.
+    pp = StreamingMomentEstimator(method="pp", norm_bound=5.0, n_steps=100, random_state=0)
+    pp.partial_fit(X[:20]).set_params(store_history=True).partial_fit(X[20:50])
+    assert pp.first_moments_.shape == (30, 3)
 
 
 def test_warnings_through_a_cross_validation_and_a_search_name_the_users_line():

@@ -590,7 +590,6 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
             noise2=None if std2 is None else CorrelatedNoise(shape2, row2, rng2, nu=nu2),
             work1=_StepWorkload(kind1, self.beta, self.window),
             work2=_StepWorkload(kind2, self.beta, self.window),
-            store_history=self.store_history, callback=self.callback,
         )
 
     @staticmethod
@@ -627,7 +626,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         X = clip_rows(X, state["zeta"])
         begin_draws(state)  # cleared below, if this call completes
         diag = state["diagonal_only"]
-        keep = state["store_history"] or state["callback"] is not None
+        keep = state["keep"]  # the estimator's live store_history / callback
         Ys, Ss = [], []
         step = max(1, _CHUNK_ENTRIES // (d * d))
         ones = np.ones(m)
@@ -783,6 +782,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         if sample_weight is not None:
             raise ValueError("sample_weight is supported by release='once' only.")
         state = self._start_stream(X, X.shape[0], per_row=True)
+        state["keep"] = self.store_history or self.callback is not None  # read live
         Y, S = self._advance(state, X, per_row=True)
         self._publish(state, Y, S, stream=state)
         return self
@@ -817,6 +817,7 @@ class StreamingMomentEstimator(StreamStateMixin, DPEstimatorMixin, BaseEstimator
         if not first:
             check_stream_continues(self._state)
         state = self._start_stream(X, None, per_row=False) if first else self._state
+        state["keep"] = self.store_history or self.callback is not None  # read live
         Y, S = self._advance(state, X, per_row=False)
         self._publish(state, Y, S, stream=state)
         return self

@@ -120,7 +120,9 @@ def private_step_inputs(variant: str, grad_sum, noise, batch_size: int, *, squar
     noise : ndarray
         The noise of G_t, ``std1 * [C^{-1} Z1]_t``.
     batch_size : int
-        Rows in the step (public).
+        The divisor of the sums: the planned rows per step (public;
+        :func:`~skdp.linear_model.dp_sgd` passes the planned batch size also
+        for a smaller last batch, whose noise is a full step's).
     square_sum, square_noise : ndarray, optional
         Q_t and its noise, for 'independent' and 'jme'.
     noise_variance : float, default=0.0

@@ -224,7 +224,8 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
     __doc__ = _DOC % PRIVACY_PARAMS_DOC
     _accepts_dask = True  # fit reads Dask collections partition by partition
 
-    #: Read at every call (transform and publication), not fixed by the stream.
+    #: Read at every call (transform and publication), not fixed by the stream
+    #: (with_std can be turned off mid-stream, not on: partial_fit raises then).
     _LIVE_PARAMS = ("with_mean", "with_std")
 
     _parameter_constraints: dict = {
@@ -442,6 +443,10 @@ class DPStandardScaler(StreamStateMixin, DPEstimatorMixin, OneToOneFeatureMixin,
             state = self._start(X, w, W)
         else:
             check_stream_continues(state)
+            if self.with_std and state["stds"][1] is None:  # public: before any release
+                raise ValueError("with_std=True needs the sums of squares, which this stream "
+                                 "does not release (it started with with_std=False). Call "
+                                 "fit to start a new stream.")
         self._release(state, X, w)
         self._publish(state)
         state["failed"] = False  # the call completed (a warning raised as an error does not)
