@@ -299,21 +299,27 @@ class StreamStateMixin:
     def __setattr__(self, name, value):
         if name == "_state" and isinstance(value, dict):
             value.setdefault("_process", fork_token())
-            if "_params" not in value:
-                value["_params"] = self._watched_params()
+            if "_params" not in value:  # each value with its fingerprint
+                value["_params"] = {k: (v, _fingerprint(v))
+                                    for k, v in self._watched_params().items()}
         super().__setattr__(name, value)
 
     def _watched_params(self) -> dict:
         skip = self._UNWATCHED_PARAMS + self._LIVE_PARAMS
-        return {k: _fingerprint(v) for k, v in self.get_params(deep=False).items()
-                if k not in skip}
+        return {k: v for k, v in self.get_params(deep=False).items() if k not in skip}
 
     def _warn_changed_params(self, state: dict) -> None:
-        """Say once which parameters were set after the stream began (they are ignored)."""
-        now = self._watched_params()
+        """Say once which parameters were set after the stream began (they are ignored).
+
+        A value that is still the stream's own object is unchanged without
+        hashing it (per-row streams call this once per row); another object is
+        compared by content.
+        """
+        now = {k: _fingerprint(getattr(self, k)) for k, (v, _) in state["_params"].items()
+               if getattr(self, k) is not v}
         warned = state.setdefault("_params_warned", set())
         changed = [k for k, v in now.items()
-                   if state["_params"].get(k, v) != v and (k, v) not in warned]
+                   if state["_params"][k][1] != v and (k, v) not in warned]
         if changed:
             warned.update((k, now[k]) for k in changed)  # the stream's own values stay
             warn(f"{', '.join(changed)} changed after this stream began: the stream keeps the "

@@ -534,7 +534,7 @@ def test_the_public_noise_of_the_averaged_iterate_matches_runs_on_flat_direction
     reg = DPSGDRegressor(noise=noise, momentum=momentum, clip_norm=1.0, learning_rate=0.5,
                          random_state=0).fit(X, y)
     T = reg.n_steps_
-    kind = "identity" if noise == "independent" else "toeplitz"
+    kind = "identity" if noise == "independent" else "blt"
     expected = (0.5 * reg.noise_std_ / reg.batch_size_) ** 2 * dpsgd_module._tail_noise_variance(
         kind, T, T // 2, reg.nu, momentum)
     assert np.mean(np.square(coefs)) == pytest.approx(expected, rel=4 * 0.037)
